@@ -1,0 +1,48 @@
+/* fnbox — run one function of untrusted code in a fresh Linux sandbox and get one JSON result.
+ *
+ * The whole public C API. Everything else in the library is internal (hidden visibility).
+ * Thread-safety: fnbox_call may be called from several threads at once; each call is independent. */
+#ifndef FNBOX_H
+#define FNBOX_H
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FNBOX_API __attribute__((visibility("default")))
+#define FNBOX_VERSION "0.1.0"
+
+/* Return values of fnbox_call. In every case but FNBOX_NO_RESULT, *result holds one ExecutionResult. */
+enum {
+    FNBOX_OK = 0,                 /* the function ran; its outcome (success, error, timeout...) is in status */
+    FNBOX_INVALID_REQUEST = 2,    /* status "error", error.type "InvalidRequest", the field is named */
+    FNBOX_SANDBOX_FAILED = 3,     /* the sandbox could not be set up: error.type "SandboxSetupFailed" or
+                                     "KernelFeatureMissing"; the function did not run */
+    FNBOX_NO_RESULT = -1,         /* out of memory: no result could be built */
+};
+
+typedef struct fnbox_call_options {
+    size_t size;                  /* sizeof(fnbox_call_options): lets later versions add fields */
+    int cancel_fd;                /* when readable, the call is terminated (status "terminated"); -1: none */
+} fnbox_call_options;
+
+/* Runs one FunctionCallRequest (JSON text of request_len bytes). On return *result is a NUL-terminated
+ * ExecutionResult JSON the caller releases with fnbox_free, and *result_len its length.
+ * options may be NULL. */
+FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_call_options *options,
+                         char **result, size_t *result_len);
+
+/* Probes the kernel features and runtimes fnbox needs. *report is a JSON object
+ * {"ok": bool, "checks": [{"name", "ok", "detail", "fix"}...]} to release with fnbox_free.
+ * Returns 0 when every required feature is present, 1 when something required is missing,
+ * -1 on allocation failure. */
+FNBOX_API int fnbox_doctor(char **report);
+
+FNBOX_API void fnbox_free(void *p);
+FNBOX_API const char *fnbox_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

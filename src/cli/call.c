@@ -1,0 +1,166 @@
+/* `fnbox call [FILE|-]`: one request in, one result out. SIGINT/SIGTERM/SIGHUP terminate the call
+ * (status "terminated") instead of killing fnbox, so the result is still printed. */
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "fnbox.h"
+
+#define MAX_REQUEST (256UL * 1024 * 1024 + 1) /* one more than the library accepts: it names the limit */
+
+static const char k_help[] =
+    "usage: fnbox call [OPTIONS] [FILE|-]\n"
+    "\n"
+    "Reads one FunctionCallRequest JSON from FILE (or stdin when FILE is '-' or absent), runs the\n"
+    "function in a fresh sandbox and prints exactly one ExecutionResult JSON on stdout.\n"
+    "\n"
+    "options:\n"
+    "  -p, --pretty   indent the result JSON (default: one line)\n"
+    "  -h, --help     this help\n"
+    "\n"
+    "exit status:\n"
+    "  0  a result was produced, whatever the function did (see its \"status\")\n"
+    "  1  fnbox itself failed (no result could be produced)\n"
+    "  2  invalid request or command line (the result names the field)\n"
+    "  3  the sandbox could not be set up (error.type SandboxSetupFailed or KernelFeatureMissing)\n";
+
+static int read_request(const char *path, char **out, size_t *len)
+{
+    int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            if (cap >= MAX_REQUEST)
+                break; /* the library reports the size limit */
+            char *p = realloc(buf, cap * 2);
+            if (!p) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = p;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r < 0) {
+                free(buf);
+                buf = NULL;
+            }
+            break;
+        }
+        n += (size_t)r;
+    }
+    int saved = errno;
+    if (fd != STDIN_FILENO)
+        close(fd);
+    errno = saved;
+    *out = buf;
+    *len = n;
+    return buf ? 0 : -1;
+}
+
+/* Terminating signals arrive on a signalfd that the library watches as its cancel fd. */
+static int cancel_fd_open(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+        return -1;
+    return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static int print_pretty(const char *json)
+{
+    /* Re-indenting would need a JSON parser that keeps big integers exact; keep the library's text
+     * and only break after the top-level fields. */
+    int depth = 0;
+    bool in_str = false, esc = false;
+    for (const char *p = json; *p; p++) {
+        putchar(*p);
+        if (in_str) {
+            esc = !esc && *p == '\\';
+            if (*p == '"' && !esc)
+                in_str = false;
+            continue;
+        }
+        if (*p == '"')
+            in_str = true, esc = false;
+        else if (*p == '{' || *p == '[')
+            depth++;
+        else if (*p == '}' || *p == ']')
+            depth--;
+        else if (*p == ',' && depth == 1)
+            fputs("\n ", stdout);
+    }
+    putchar('\n');
+    return 0;
+}
+
+int cli_call(int argc, char **argv)
+{
+    const char *path = "-";
+    bool pretty = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(k_help, stdout);
+            return CLI_EXIT_OK;
+        } else if (strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--pretty") == 0) {
+            pretty = true;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "fnbox call: unknown option '%s'\n%s", argv[i], k_help);
+            return CLI_EXIT_USAGE;
+        } else if (strcmp(path, "-") != 0) {
+            fprintf(stderr, "fnbox call: only one request file may be given\n");
+            return CLI_EXIT_USAGE;
+        } else {
+            path = argv[i];
+        }
+    }
+    char *req = NULL;
+    size_t len = 0;
+    if (read_request(path, &req, &len) < 0) {
+        int e = errno;
+        printf("{\"status\":\"error\",\"success\":false,\"error\":{\"message\":\"request: cannot read '%s': %s\","
+               "\"type\":\"InvalidRequest\"},\"stdout\":\"\",\"stderr\":\"\",\"exitCode\":1}\n",
+               strcmp(path, "-") == 0 ? "stdin" : "file", strerror(e));
+        fprintf(stderr, "fnbox call: cannot read %s: %s\n", path, strerror(e));
+        return CLI_EXIT_USAGE;
+    }
+    fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cancel_fd_open()};
+    char *result = NULL;
+    size_t rlen = 0;
+    int rc = fnbox_call(req, len, &opts, &result, &rlen);
+    free(req);
+    if (opts.cancel_fd >= 0)
+        close(opts.cancel_fd);
+    if (rc == FNBOX_NO_RESULT || !result) {
+        fprintf(stderr, "fnbox call: out of memory: no result could be produced\n");
+        return CLI_EXIT_FAILURE;
+    }
+    if (pretty)
+        print_pretty(result);
+    else {
+        fwrite(result, 1, rlen, stdout);
+        putchar('\n');
+    }
+    fnbox_free(result);
+    if (fflush(stdout) != 0)
+        return CLI_EXIT_FAILURE;
+    return rc == FNBOX_INVALID_REQUEST ? CLI_EXIT_USAGE : rc == FNBOX_SANDBOX_FAILED ? CLI_EXIT_SANDBOX : CLI_EXIT_OK;
+}

@@ -1,0 +1,49 @@
+/* fnbox command line: `fnbox VERB [ARGS]`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "fnbox.h"
+
+typedef struct verb {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} verb;
+
+static const verb k_verbs[] = {
+    {"call", cli_call, "run one function call: read a request JSON, print one result JSON"},
+    {"doctor", cli_doctor, "check the kernel features and language runtimes fnbox needs"},
+};
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: fnbox VERB [OPTIONS] [ARGS]\n\nRun functions of untrusted code in a fresh Linux sandbox.\n\nverbs:\n");
+    for (size_t i = 0; i < sizeof k_verbs / sizeof *k_verbs; i++)
+        fprintf(to, "  %-8s %s\n", k_verbs[i].name, k_verbs[i].summary);
+    fprintf(to, "\noptions:\n  -h, --help     this help (`fnbox VERB --help` for a verb's)\n"
+                "  -V, --version  print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
+        printf("fnbox %s\n", fnbox_version());
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof k_verbs / sizeof *k_verbs; i++)
+        if (strcmp(name, k_verbs[i].name) == 0)
+            return k_verbs[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "fnbox: unknown verb '%s'\n\n", name);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

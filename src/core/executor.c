@@ -1,0 +1,181 @@
+/* One call, stage by stage, as DESIGN.md draws it:
+ *   request (decode + validate) -> plan (language, signature, arguments) -> sandbox (run the harness)
+ *   -> result (one ExecutionResult JSON). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/limits.h"
+#include "core/request.h"
+#include "core/result.h"
+#include "fnbox.h"
+#include "lang/plan.h"
+#include "sandbox/sandbox.h"
+#include "util/fd.h"
+
+#define MAX_ARGV 16
+#define MAX_ENV 24
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The call input the harness reads on fd 4 (docs/internals/harness-protocol.md). */
+static char *harness_input(const fb_request *req, const fb_call_plan *plan, size_t *len)
+{
+    json_t *in = json_object();
+    json_object_set_new(in, "code", json_stringn(req->code, req->code_len));
+    json_object_set_new(in, "functionName", plan->function_name ? json_string(plan->function_name) : json_null());
+    json_object_set(in, "args", plan->args.args);
+    json_object_set(in, "kwargs", plan->args.kwargs);
+    json_object_set(in, "undefined", plan->args.undefined ? plan->args.undefined : json_array());
+    json_object_set_new(in, "bigints", plan->bigints ? json_incref(plan->bigints) : json_array());
+    json_object_set_new(in, "workdir", json_string(req->workdir));
+    char *text = json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(in);
+    if (text)
+        *len = strlen(text);
+    return text;
+}
+
+static void default_limits(fb_sandbox_limits *lim, double timeout_s)
+{
+    *lim = (fb_sandbox_limits){
+        .timeout_s = timeout_s,
+        .memory_bytes = FB_DEFAULT_MEMORY_BYTES,
+        .pids = FB_DEFAULT_PIDS,
+        .nofile = FB_DEFAULT_NOFILE,
+        .fsize_bytes = FB_DEFAULT_FSIZE_BYTES,
+        .workspace_bytes = FB_DEFAULT_WORKSPACE_BYTES,
+        .tmp_bytes = FB_DEFAULT_TMP_BYTES,
+        .tmpfs_inodes = FB_DEFAULT_TMPFS_INODES,
+        .output_bytes = FB_DEFAULT_OUTPUT_BYTES,
+        .result_bytes = FB_DEFAULT_RESULT_BYTES,
+    };
+}
+
+/* argv: runtime, its fixed arguments, the harness. envp: a clean environment. Both point into
+ * static or driver storage; the arrays live in the caller's frame. */
+static void build_exec(const fb_lang_driver *lang, const char *runtime, const char **argv, const char **envp)
+{
+    size_t a = 0, e = 0;
+    argv[a++] = runtime;
+    for (const char *const *p = lang->runtime_args; *p && a < MAX_ARGV - 2; p++)
+        argv[a++] = *p;
+    argv[a++] = lang->harness_path;
+    argv[a] = NULL;
+    static const char *const base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
+                                           "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox"};
+    for (size_t i = 0; i < sizeof base_env / sizeof *base_env; i++)
+        envp[e++] = base_env[i];
+    for (const char *const *p = lang->env; *p && e < MAX_ENV - 1; p++)
+        envp[e++] = *p;
+    envp[e] = NULL;
+}
+
+static int run_in_sandbox(const fb_request *req, const fb_call_plan *plan, int cancel_fd, fb_sandbox_outcome *out,
+                          fb_error *err)
+{
+    const char *runtime = fb_lang_find_runtime(req->lang);
+    if (!runtime)
+        return fb_set_error(err, "KernelFeatureMissing", 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
+                            req->lang->name, req->lang->runtimes[0]);
+    size_t input_len = 0;
+    char *input = harness_input(req, plan, &input_len);
+    if (!input)
+        return fb_set_error(err, "InternalError", 0, "out of memory building the harness input");
+    int input_fd = fb_memfd_with("fnbox-input", input, input_len, err);
+    free(input);
+    if (input_fd < 0)
+        return -1;
+    size_t hlen = 0;
+    const char *hsrc = req->lang->harness_source(&hlen);
+    fb_sandbox_file harness = {.path = req->lang->harness_path, .data = hsrc, .len = hlen};
+    const char *argv[MAX_ARGV], *envp[MAX_ENV];
+    build_exec(req->lang, runtime, argv, envp);
+    fb_sandbox_spec spec = {
+        .exec_path = runtime,
+        .argv = (char *const *)argv,
+        .envp = (char *const *)envp,
+        .workdir = req->workdir,
+        .files = &harness,
+        .nfiles = 1,
+        .input_fd = input_fd,
+        .cancel_fd = cancel_fd,
+    };
+    default_limits(&spec.limits, req->timeout_s);
+    int rc = fb_sandbox_run(&spec, out, err);
+    close(input_fd);
+    return rc;
+}
+
+static int finish(fb_result *res, int code, char **result, size_t *result_len)
+{
+    *result = fb_result_render(res, result_len);
+    fb_result_free(res);
+    return *result ? code : FNBOX_NO_RESULT;
+}
+
+static int fail_result(const fb_error *err, int code, int exit_code, double t0, const char *sigsrc, char **result,
+                       size_t *result_len)
+{
+    fb_result res;
+    if (fb_result_from_error(&res, err, exit_code, now_ms() - t0) < 0)
+        return FNBOX_NO_RESULT;
+    fb_result_set_meta(&res, now_ms() - t0, sigsrc);
+    return finish(&res, code, result, result_len);
+}
+
+FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_call_options *options, char **result,
+                         size_t *result_len)
+{
+    double t0 = now_ms();
+    int cancel_fd = options && options->size >= sizeof *options ? options->cancel_fd : -1;
+    fb_error err = {0};
+    fb_request req;
+    fb_call_plan plan = {0};
+    fb_sandbox_outcome outcome = {0};
+    fb_result res = {0};
+    int code;
+
+    *result = NULL;
+    if (fb_request_parse(request, request_len, &req, &err) < 0)
+        return fail_result(&err, FNBOX_INVALID_REQUEST, 1, t0, NULL, result, result_len);
+    fb_plan_input pin = {.lang = req.lang, .code = req.code, .code_len = req.code_len,
+                         .function_name = req.function_name, .schema = req.schema, .args = req.args,
+                         .kwargs = req.kwargs};
+    if (fb_plan_call(&pin, &plan, &err) < 0) {
+        code = strcmp(err.type, "InvalidRequest") == 0 ? FNBOX_INVALID_REQUEST : FNBOX_OK;
+        code = fail_result(&err, code, 1, t0, plan.signature_source, result, result_len);
+        goto done;
+    }
+    if (run_in_sandbox(&req, &plan, cancel_fd, &outcome, &err) < 0) {
+        code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
+        goto done;
+    }
+    if (fb_result_from_outcome(&res, &outcome, req.timeout_s, &err) < 0) {
+        code = FNBOX_NO_RESULT;
+        goto done;
+    }
+    fb_result_set_meta(&res, now_ms() - t0, plan.signature_source);
+    code = finish(&res, FNBOX_OK, result, result_len);
+done:
+    fb_sandbox_outcome_free(&outcome);
+    fb_call_plan_free(&plan);
+    fb_request_free(&req);
+    return code;
+}
+
+FNBOX_API void fnbox_free(void *p)
+{
+    free(p);
+}
+
+FNBOX_API const char *fnbox_version(void)
+{
+    return FNBOX_VERSION;
+}

@@ -1,0 +1,32 @@
+/* Every cap fnbox enforces, in one place. Per-call values are clamped by the FB_MAX_* ones. */
+#ifndef FB_LIMITS_H
+#define FB_LIMITS_H
+
+#define FB_MiB (1024ULL * 1024ULL)
+
+/* Input */
+#define FB_MAX_REQUEST_BYTES (256ULL * FB_MiB)  /* whole request JSON */
+#define FB_MAX_CODE_BYTES (16ULL * FB_MiB)      /* the `code` string */
+#define FB_MAX_NAME_BYTES 256                   /* functionName, language, workdir */
+/* jansson refuses nesting deeper than JSON_PARSER_MAX_DEPTH (2048) with a clear error. */
+
+/* Time (seconds) */
+#define FB_DEFAULT_TIMEOUT_S 30.0
+#define FB_MAX_TIMEOUT_S 3600.0
+
+/* Sandbox resources (per call) */
+#define FB_DEFAULT_MEMORY_BYTES (256ULL * FB_MiB) /* cgroup memory limit (includes tmpfs pages) */
+#define FB_DEFAULT_PIDS 64                        /* processes + threads */
+#define FB_DEFAULT_NOFILE 256                     /* open files */
+#define FB_DEFAULT_FSIZE_BYTES (64ULL * FB_MiB)   /* largest file one write may grow */
+#define FB_DEFAULT_WORKSPACE_BYTES (64ULL * FB_MiB)
+#define FB_DEFAULT_TMP_BYTES (64ULL * FB_MiB)
+#define FB_DEFAULT_TMPFS_INODES 16384
+#define FB_ROOTFS_BYTES (4ULL * FB_MiB)           /* the private root: mount points + /etc + harness */
+
+/* Output */
+#define FB_DEFAULT_OUTPUT_BYTES (1ULL * FB_MiB)   /* per stream (stdout, stderr); more is dropped + flagged */
+#define FB_DEFAULT_RESULT_BYTES (256ULL * FB_MiB) /* result channel; the memory limit bounds it first */
+#define FB_MAX_SETUP_MSG 2048                     /* a setup failure report from inside the sandbox */
+
+#endif

@@ -1,0 +1,297 @@
+/* Request decoding. Every rejection is an "InvalidRequest" naming the field, e.g. "timeout: must be a
+ * number of seconds between 0 and 3600, got string". The seed's newer (v0.2) code silently ignores the
+ * root-level v0.1 fields; we accept both and refuse a field given in both places. */
+#include "core/request.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/limits.h"
+
+#define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
+
+static const char *const k_root_fields[] = {
+    "language", "code", "functionName", "args", "kwargs", "schema", "files", "mount", "workdir",
+    "resultOptions", "timeout", "options", "argsMode", "reporting",
+};
+static const char *const k_option_fields[] = {"files", "mount", "workdir", "reporting", "timeout"};
+static const char *const k_reporting_fields[] = {"includeChanges", "includeContents", "includeDenied"};
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    default: return "null";
+    }
+}
+
+static bool in_list(const char *key, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(key, list[i]) == 0)
+            return true;
+    return false;
+}
+
+static int check_known(json_t *obj, const char *where, const char *const *list, size_t n, fb_error *err)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        if (!in_list(key, list, n))
+            return BAD("%s%s%s: unknown field", where, *where ? "." : "", key);
+    }
+    return 0;
+}
+
+/* A field that may sit at the root (v0.1) or inside options (v0.2), but not both. */
+static json_t *root_or_option(json_t *root, json_t *options, const char *name, fb_error *err, int *rc)
+{
+    json_t *a = json_object_get(root, name);
+    json_t *b = options ? json_object_get(options, name) : NULL;
+    if (a && b) {
+        *rc = BAD("%s: given both at the root and in options; give it once", name);
+        return NULL;
+    }
+    *rc = 0;
+    return a ? a : b;
+}
+
+static bool is_identifier(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    if (!*p || (*p >= '0' && *p <= '9'))
+        return false;
+    for (; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+              *p == '$' || *p >= 0x80))
+            return false;
+    return true;
+}
+
+static int parse_language_code(json_t *root, fb_request *r, fb_error *err)
+{
+    json_t *lang = json_object_get(root, "language");
+    if (!lang)
+        return BAD("language: required (supported: %s)", fb_lang_supported());
+    if (!json_is_string(lang))
+        return BAD("language: must be a string, got %s", type_name(lang));
+    r->lang = fb_lang_lookup(json_string_value(lang));
+    if (!r->lang)
+        return BAD("language: unsupported language '%.64s'; supported: %s", json_string_value(lang),
+                   fb_lang_supported());
+    json_t *code = json_object_get(root, "code");
+    if (!code)
+        return BAD("code: required");
+    if (!json_is_string(code))
+        return BAD("code: must be a string, got %s", type_name(code));
+    r->code = json_string_value(code);
+    r->code_len = json_string_length(code);
+    if (r->code_len > FB_MAX_CODE_BYTES)
+        return BAD("code: %zu bytes is more than the maximum of %llu", r->code_len, (unsigned long long)FB_MAX_CODE_BYTES);
+    json_t *fn = json_object_get(root, "functionName");
+    if (fn && !json_is_null(fn)) {
+        if (!json_is_string(fn))
+            return BAD("functionName: must be a string, got %s", type_name(fn));
+        r->function_name = json_string_value(fn);
+        if (json_string_length(fn) > FB_MAX_NAME_BYTES || !is_identifier(r->function_name))
+            return BAD("functionName: '%.64s' is not a valid function name", r->function_name);
+    }
+    return 0;
+}
+
+/* args: an array of positional values, or (v0.2) an object keyed by parameter name whose values are
+ * either {"index": n, "value": v} (positional slot n) or a plain value (passed by name). */
+static int parse_args(json_t *root, fb_request *r, fb_error *err)
+{
+    json_t *args = json_object_get(root, "args");
+    json_t *kwargs = json_object_get(root, "kwargs");
+    if (kwargs && !json_is_null(kwargs) && !json_is_object(kwargs))
+        return BAD("kwargs: must be an object, got %s", type_name(kwargs));
+    r->kwargs = json_is_object(kwargs) ? json_deep_copy(kwargs) : json_object();
+    if (!args || json_is_null(args)) {
+        r->args = json_array();
+        return r->args && r->kwargs ? 0 : BAD("args: out of memory");
+    }
+    if (json_is_array(args)) {
+        r->args = json_incref(args);
+        return 0;
+    }
+    if (!json_is_object(args))
+        return BAD("args: must be an array or an object, got %s", type_name(args));
+    r->args = json_array();
+    const char *key;
+    json_t *v;
+    json_object_foreach(args, key, v) {
+        json_t *idx = json_object_get(v, "index");
+        if (json_is_object(v) && json_object_size(v) == 2 && idx && json_object_get(v, "value")) {
+            if (!json_is_integer(idx) || json_integer_value(idx) < 0 || json_integer_value(idx) > 10000)
+                return BAD("args.%s.index: must be an integer from 0 to 10000", key);
+            size_t i = (size_t)json_integer_value(idx);
+            while (json_array_size(r->args) <= i)
+                json_array_append_new(r->args, json_null());
+            if (!json_is_null(json_array_get(r->args, i)))
+                return BAD("args.%s.index: position %zu is given twice", key, i);
+            json_array_set(r->args, i, json_object_get(v, "value"));
+        } else {
+            if (json_object_get(r->kwargs, key))
+                return BAD("args.%s: also given in kwargs", key);
+            json_object_set(r->kwargs, key, v);
+        }
+    }
+    return 0;
+}
+
+static int parse_timeout(json_t *t, fb_request *r, fb_error *err)
+{
+    r->timeout_s = FB_DEFAULT_TIMEOUT_S;
+    if (!t || json_is_null(t))
+        return 0;
+    if (!json_is_number(t))
+        return BAD("timeout: must be a number of seconds, got %s", type_name(t));
+    double v = json_number_value(t);
+    if (!(v > 0) || v > FB_MAX_TIMEOUT_S || isnan(v))
+        return BAD("timeout: must be more than 0 and at most %g seconds, got %g", FB_MAX_TIMEOUT_S, v);
+    r->timeout_s = v;
+    return 0;
+}
+
+static int parse_workdir(json_t *w, fb_request *r, fb_error *err)
+{
+    static const char *const reserved[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                                           "/etc", "/proc", "/dev", "/sys", "/.fnbox"};
+    r->workdir = "/workspace";
+    if (!w || json_is_null(w))
+        return 0;
+    if (!json_is_string(w))
+        return BAD("workdir: must be a string, got %s", type_name(w));
+    const char *s = json_string_value(w);
+    size_t len = json_string_length(w);
+    if (len < 2 || len > FB_MAX_NAME_BYTES || s[0] != '/' || strlen(s) != len || s[len - 1] == '/')
+        return BAD("workdir: must be an absolute directory path like /workspace, got '%.64s'", s);
+    if (strstr(s, "//") || strstr(s, "/./") || strstr(s, "/../") || strcmp(s + len - 2, "/.") == 0 ||
+        (len >= 3 && strcmp(s + len - 3, "/..") == 0))
+        return BAD("workdir: must be a normalized path (no '.', '..' or '//'), got '%.64s'", s);
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            return BAD("workdir: contains a control character");
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) {
+        size_t n = strlen(reserved[i]);
+        if (strncmp(s, reserved[i], n) == 0 && (s[n] == '\0' || s[n] == '/'))
+            return BAD("workdir: '%s' is reserved for the system; choose a path like /workspace", reserved[i]);
+    }
+    r->workdir = s;
+    return 0;
+}
+
+static int parse_reporting(json_t *rep, const char *name, fb_request *r, fb_error *err)
+{
+    r->reporting = (fb_reporting){true, true, true};
+    if (!rep || json_is_null(rep))
+        return 0;
+    if (!json_is_object(rep))
+        return BAD("%s: must be an object, got %s", name, type_name(rep));
+    if (check_known(rep, name, k_reporting_fields, 3, err) < 0)
+        return -1;
+    bool *dst[] = {&r->reporting.include_changes, &r->reporting.include_contents, &r->reporting.include_denied};
+    for (int i = 0; i < 3; i++) {
+        json_t *v = json_object_get(rep, k_reporting_fields[i]);
+        if (!v)
+            continue;
+        if (!json_is_boolean(v))
+            return BAD("%s.%s: must be a boolean, got %s", name, k_reporting_fields[i], type_name(v));
+        *dst[i] = json_is_true(v);
+    }
+    return 0;
+}
+
+static int parse_options(json_t *root, fb_request *r, fb_error *err)
+{
+    int rc = 0;
+    json_t *options = json_object_get(root, "options");
+    if (options && !json_is_null(options)) {
+        if (!json_is_object(options))
+            return BAD("options: must be an object, got %s", type_name(options));
+        if (check_known(options, "options", k_option_fields, sizeof k_option_fields / sizeof *k_option_fields, err) < 0)
+            return -1;
+    } else {
+        options = NULL;
+    }
+    json_t *v = root_or_option(root, options, "timeout", err, &rc);
+    if (rc < 0 || parse_timeout(v, r, err) < 0)
+        return -1;
+    v = root_or_option(root, options, "workdir", err, &rc);
+    if (rc < 0 || parse_workdir(v, r, err) < 0)
+        return -1;
+    json_t *ro = json_object_get(root, "resultOptions");
+    json_t *rep = json_object_get(root, "reporting");
+    json_t *orep = options ? json_object_get(options, "reporting") : NULL;
+    if ((ro != NULL) + (rep != NULL) + (orep != NULL) > 1)
+        return BAD("reporting: give resultOptions (v0.1) or options.reporting (v0.2), not both");
+    if (parse_reporting(ro ? ro : rep ? rep : orep, ro ? "resultOptions" : "options.reporting", r, err) < 0)
+        return -1;
+    /* Workspace files and host mounts arrive with the workspace module; until then refuse them rather
+     * than run the function without the files it expects. */
+    static const char *const later[] = {"files", "mount"};
+    for (int i = 0; i < 2; i++) {
+        v = root_or_option(root, options, later[i], err, &rc);
+        if (rc < 0)
+            return -1;
+        if (v && !json_is_null(v))
+            return BAD("%s: not supported by this version of fnbox yet", later[i]);
+    }
+    return 0;
+}
+
+static int parse_schema(json_t *root, fb_request *r, fb_error *err)
+{
+    json_t *schema = json_object_get(root, "schema");
+    if (!schema || json_is_null(schema))
+        return 0;
+    if (!json_is_object(schema))
+        return BAD("schema: must be an object, got %s", type_name(schema));
+    r->schema = schema;
+    return 0;
+}
+
+int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (len > FB_MAX_REQUEST_BYTES)
+        return BAD("request: %zu bytes is more than the maximum of %llu", len, (unsigned long long)FB_MAX_REQUEST_BYTES);
+    json_error_t jerr;
+    out->root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    if (!out->root)
+        return BAD("request: malformed JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+    if (!json_is_object(out->root)) {
+        BAD("request: must be a JSON object, got %s", type_name(out->root));
+        goto fail;
+    }
+    if (check_known(out->root, "", k_root_fields, sizeof k_root_fields / sizeof *k_root_fields, err) < 0 ||
+        parse_language_code(out->root, out, err) < 0 || parse_args(out->root, out, err) < 0 ||
+        parse_options(out->root, out, err) < 0 || parse_schema(out->root, out, err) < 0)
+        goto fail;
+    json_t *mode = json_object_get(out->root, "argsMode");
+    if (mode && !json_is_string(mode) && !json_is_null(mode)) {
+        BAD("argsMode: must be a string, got %s", type_name(mode));
+        goto fail;
+    }
+    return 0;
+fail:
+    fb_request_free(out);
+    return -1;
+}
+
+void fb_request_free(fb_request *r)
+{
+    json_decref(r->args);
+    json_decref(r->kwargs);
+    json_decref(r->root);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,33 @@
+/* Decoding and validating a FunctionCallRequest (flat v0.1 and nested v0.2 shapes). Nothing runs here. */
+#ifndef FB_REQUEST_H
+#define FB_REQUEST_H
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "lang/lang.h"
+#include "util/error.h"
+
+typedef struct fb_reporting {
+    bool include_changes, include_contents, include_denied;
+} fb_reporting;
+
+typedef struct fb_request {
+    json_t *root;                 /* the parsed document (owned); the borrowed fields below live in it */
+    const fb_lang_driver *lang;
+    const char *code;             /* borrowed */
+    size_t code_len;
+    const char *function_name;    /* borrowed; NULL when omitted */
+    json_t *args;                 /* positional arguments, array (owned) */
+    json_t *kwargs;               /* keyword arguments, object (owned) */
+    json_t *schema;               /* borrowed; NULL when absent */
+    const char *workdir;          /* borrowed or the default */
+    double timeout_s;
+    fb_reporting reporting;
+} fb_request;
+
+/* Parses text (len bytes, need not be NUL-terminated). On failure err->type is "InvalidRequest" and the
+ * message names the field. On success the caller owns *out (fb_request_free). */
+int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *err);
+void fb_request_free(fb_request *r);
+
+#endif

@@ -1,0 +1,228 @@
+/* ExecutionResult construction. The harness's return value arrives as JSON text on its own channel;
+ * it is validated here and spliced in verbatim, so big integers keep every digit. */
+#include "core/result.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "util/utf8.h"
+
+static void set_text(json_t *obj, const char *key, const char *s, size_t len)
+{
+    size_t clean_len = 0;
+    char *clean = fb_utf8_sanitize(s ? s : "", s ? len : 0, &clean_len);
+    json_object_set_new(obj, key, clean ? json_stringn(clean, clean_len) : json_string(""));
+    free(clean);
+}
+
+static void set_error(json_t *obj, const char *type, const char *message, const char *stack)
+{
+    json_t *e = json_object();
+    set_text(e, "message", message, strlen(message));
+    set_text(e, "type", type, strlen(type));
+    if (stack)
+        set_text(e, "stack", stack, strlen(stack));
+    json_object_set_new(obj, "error", e);
+}
+
+static void set_status(json_t *obj, const char *status)
+{
+    json_object_set_new(obj, "status", json_string(status));
+    json_object_set_new(obj, "success", json_boolean(strcmp(status, "success") == 0));
+}
+
+int fb_result_from_error(fb_result *r, const fb_error *err, int exit_code, double duration_ms)
+{
+    memset(r, 0, sizeof *r);
+    r->obj = json_object();
+    if (!r->obj)
+        return -1;
+    set_status(r->obj, "error");
+    set_error(r->obj, err->type[0] ? err->type : "Error", err->message, NULL);
+    json_object_set_new(r->obj, "stdout", json_string(""));
+    json_object_set_new(r->obj, "stderr", json_string(""));
+    json_object_set_new(r->obj, "exitCode", json_integer(exit_code));
+    return 0;
+}
+
+/* The harness header is one JSON line: {"ok":true} or {"ok":false,"error":{...},"exitCode":n}. */
+static json_t *parse_header(const fb_buf *res, size_t *body_off)
+{
+    if (!res->data || res->len == 0)
+        return NULL;
+    const char *nl = memchr(res->data, '\n', res->len);
+    if (!nl)
+        return NULL;
+    *body_off = (size_t)(nl - res->data) + 1;
+    json_t *h = json_loadb(res->data, (size_t)(nl - res->data), 0, NULL);
+    if (h && !json_is_object(h)) {
+        json_decref(h);
+        return NULL;
+    }
+    return h;
+}
+
+static const char *str_field(json_t *obj, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : dflt;
+}
+
+static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off)
+{
+    const char *body = o->result.data + off;
+    size_t len = o->result.len - off;
+    /* Validation only: INT_AS_REAL lets integers beyond 64 bits through; the text itself is kept. */
+    json_t *v = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
+    if (!v || o->result.truncated) {
+        json_decref(v);
+        set_status(r->obj, "error");
+        set_error(r->obj, o->result.truncated ? "ResultTooLarge" : "SerializationError",
+                  o->result.truncated ? "the return value is larger than the result limit"
+                                      : "the harness produced a return value that is not valid JSON",
+                  NULL);
+        return 1;
+    }
+    json_decref(v);
+    r->result_raw = malloc(len + 1);
+    if (!r->result_raw)
+        return -1;
+    memcpy(r->result_raw, body, len);
+    r->result_raw[len] = '\0';
+    r->result_len = len;
+    set_status(r->obj, "success");
+    json_object_set_new(r->obj, "result", json_null()); /* placeholder: keeps the field order */
+    return 0;
+}
+
+static int from_header(fb_result *r, const fb_sandbox_outcome *o, json_t *h, size_t off, int *exit_code)
+{
+    if (json_is_true(json_object_get(h, "ok"))) {
+        int rc = accept_value(r, o, off);
+        *exit_code = rc == 0 ? 0 : 1;
+        return rc < 0 ? -1 : 0;
+    }
+    json_t *e = json_object_get(h, "error");
+    set_status(r->obj, "error");
+    set_error(r->obj, str_field(e, "type", "Error"), str_field(e, "message", ""), str_field(e, "stack", NULL));
+    json_t *code = json_object_get(h, "exitCode");
+    *exit_code = json_is_integer(code) ? (int)json_integer_value(code) : 1;
+    return 0;
+}
+
+static void from_status(fb_result *r, const fb_sandbox_outcome *o, double timeout_s, int *exit_code)
+{
+    char msg[256];
+    if (o->timed_out) {
+        set_status(r->obj, "timeout");
+        snprintf(msg, sizeof msg, "the function did not finish within the %g s timeout", timeout_s);
+        set_error(r->obj, "TimeoutError", msg, NULL);
+        *exit_code = 124;
+    } else if (o->cancelled) {
+        set_status(r->obj, "terminated");
+        set_error(r->obj, "Terminated", "the call was terminated before the function finished", NULL);
+        *exit_code = 143;
+    } else if (o->term_signal) {
+        set_status(r->obj, "crash");
+        if (o->oom_killed && o->term_signal == SIGKILL) {
+            set_error(r->obj, "MemoryLimitExceeded", "the function exceeded its memory limit and was killed", NULL);
+        } else {
+            snprintf(msg, sizeof msg, "the process was killed by signal %d (SIG%s: %s)", o->term_signal,
+                     sigabbrev_np(o->term_signal) ? sigabbrev_np(o->term_signal) : "?",
+                     sigdescr_np(o->term_signal) ? sigdescr_np(o->term_signal) : "unknown");
+            set_error(r->obj, "Crash", msg, NULL);
+        }
+        *exit_code = 128 + o->term_signal;
+    } else {
+        set_status(r->obj, "error");
+        snprintf(msg, sizeof msg, "the process exited with code %d without returning a result", o->exit_code);
+        set_error(r->obj, "NoResult", msg, NULL);
+        *exit_code = o->exit_code ? o->exit_code : 1;
+    }
+}
+
+int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, double timeout_s, fb_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->obj = json_object();
+    if (!r->obj)
+        return fb_set_error(err, "InternalError", 0, "out of memory");
+    size_t off = 0;
+    int exit_code = 0;
+    json_t *h = (o->timed_out || o->cancelled) ? NULL : parse_header(&o->result, &off);
+    int rc = 0;
+    if (h)
+        rc = from_header(r, o, h, off, &exit_code);
+    else
+        from_status(r, o, timeout_s, &exit_code);
+    json_decref(h);
+    if (rc < 0)
+        return fb_set_error(err, "InternalError", 0, "out of memory");
+    set_text(r->obj, "stdout", o->out.data, o->out.len);
+    set_text(r->obj, "stderr", o->errout.data, o->errout.len);
+    json_object_set_new(r->obj, "exitCode", json_integer(exit_code));
+    json_object_set_new(r->obj, "usage", json_pack("{s:f, s:f, s:I}", "wallMs", o->wall_ms, "cpuMs", o->cpu_ms,
+                                                     "peakMemoryBytes", (json_int_t)o->peak_memory_bytes));
+    json_object_set_new(r->obj, "truncated", json_pack("{s:b, s:b}", "stdout", o->out.truncated, "stderr",
+                                                         o->errout.truncated));
+    return 0;
+}
+
+int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_source)
+{
+    json_t *meta = json_pack("{s:f}", "duration", duration_ms);
+    if (!meta)
+        return -1;
+    if (signature_source)
+        json_object_set_new(meta, "signatureSource", json_string(signature_source));
+    return json_object_set_new(r->obj, "meta", meta);
+}
+
+char *fb_result_render(const fb_result *r, size_t *len)
+{
+    if (!r->result_raw) {
+        char *s = json_dumps(r->obj, JSON_COMPACT | JSON_REAL_PRECISION(10));
+        if (s && len)
+            *len = strlen(s);
+        return s;
+    }
+    /* Put a unique marker where the value goes, then swap the raw text in. A marker is a JSON string
+     * with a random token: a quote inside any other string is escaped, so it cannot occur elsewhere. */
+    unsigned char rnd[16];
+    char marker[64];
+    if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
+        return NULL;
+    int m = snprintf(marker, sizeof marker, "fnbox-result-");
+    for (size_t i = 0; i < sizeof rnd; i++)
+        m += snprintf(marker + m, sizeof marker - (size_t)m, "%02x", rnd[i]);
+    json_t *copy = json_copy(r->obj);
+    json_object_set_new(copy, "result", json_string(marker));
+    char *s = json_dumps(copy, JSON_COMPACT | JSON_REAL_PRECISION(10));
+    json_decref(copy);
+    if (!s)
+        return NULL;
+    char quoted[80];
+    snprintf(quoted, sizeof quoted, "\"%s\"", marker);
+    char *at = strstr(s, quoted);
+    size_t head = (size_t)(at - s), qlen = strlen(quoted), slen = strlen(s);
+    char *out = at ? malloc(slen - qlen + r->result_len + 1) : NULL;
+    if (out) {
+        memcpy(out, s, head);
+        memcpy(out + head, r->result_raw, r->result_len);
+        memcpy(out + head + r->result_len, at + qlen, slen - head - qlen + 1);
+        if (len)
+            *len = slen - qlen + r->result_len;
+    }
+    free(s);
+    return out;
+}
+
+void fb_result_free(fb_result *r)
+{
+    json_decref(r->obj);
+    free(r->result_raw);
+    memset(r, 0, sizeof *r);
+}

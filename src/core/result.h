@@ -1,0 +1,26 @@
+/* Building the ExecutionResult JSON. Seed fields keep their names; additions: usage, truncated. */
+#ifndef FB_RESULT_H
+#define FB_RESULT_H
+#include <jansson.h>
+#include <stddef.h>
+
+#include "sandbox/sandbox.h"
+#include "util/error.h"
+
+typedef struct fb_result {
+    json_t *obj;          /* the ExecutionResult without "result" (owned) */
+    char *result_raw;     /* the return value as validated JSON text, spliced in verbatim (owned) */
+    size_t result_len;
+} fb_result;
+
+/* A result for a call that did not run: status "error", error from err, exitCode given. */
+int fb_result_from_error(fb_result *r, const fb_error *err, int exit_code, double duration_ms);
+/* A result from a finished sandbox run and the harness's report on fd 3. */
+int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, double timeout_s, fb_error *err);
+/* Adds meta {duration, signatureSource}. */
+int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_source);
+/* Serializes to one line of JSON (caller frees). */
+char *fb_result_render(const fb_result *r, size_t *len);
+void fb_result_free(fb_result *r);
+
+#endif

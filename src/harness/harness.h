@@ -1,0 +1,12 @@
+/* The in-sandbox harness programs, embedded by embed.S. */
+#ifndef FB_HARNESS_H
+#define FB_HARNESS_H
+#include <stddef.h>
+#include <stdint.h>
+
+extern const char fb_harness_python[];
+extern const uint64_t fb_harness_python_len;
+extern const char fb_harness_javascript[];
+extern const uint64_t fb_harness_javascript_len;
+
+#endif

@@ -1,0 +1,30 @@
+/* Argument normalization: one shared module that turns a request's args + kwargs into exactly what the
+ * harness passes to the function, applying the language's calling convention. Runs before any code. */
+#ifndef FB_ARGS_H
+#define FB_ARGS_H
+#include <jansson.h>
+
+#include "lang/signature.h"
+#include "util/error.h"
+
+typedef enum fb_arg_style {
+    FB_ARGS_PYTHON,      /* f(*args, **kwargs); hole-filling; keyword-only stay keywords */
+    FB_ARGS_JAVASCRIPT,  /* kwargs mapped onto parameters by name; leftovers as a trailing options object */
+} fb_arg_style;
+
+typedef struct fb_call_args {
+    json_t *args;       /* array: positional arguments, in order (owned) */
+    json_t *kwargs;     /* object: keyword arguments (owned; always empty for FB_ARGS_JAVASCRIPT) */
+    json_t *undefined;  /* array of indexes into args that must be `undefined` in JS, not null (owned) */
+} fb_call_args;
+
+/* sig may be NULL (signature unknown: pass through, JS appends kwargs as a trailing object).
+ * args: JSON array or NULL; kwargs: JSON object or NULL. Neither is modified or stolen.
+ * On a mismatch that is certain from the signature (too many positionals, unknown keyword, missing
+ * required parameter, a parameter given twice) returns -1 with err->type "ArgumentError" and a
+ * message naming the parameter. On success fills *out (caller frees with fb_call_args_free). */
+int fb_normalize_args(fb_arg_style style, const fb_function_sig *sig, json_t *args, json_t *kwargs,
+                      fb_call_args *out, fb_error *err);
+void fb_call_args_free(fb_call_args *ca);
+
+#endif

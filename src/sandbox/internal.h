@@ -1,0 +1,64 @@
+/* Functions shared between the files of src/sandbox/. Not used outside it.
+ * Functions marked [child] run inside the new namespaces after clone: they must not allocate
+ * (the caller may be multi-threaded) and report failures in a fixed fb_error. */
+#ifndef FB_SANDBOX_INTERNAL_H
+#define FB_SANDBOX_INTERNAL_H
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "sandbox/sandbox.h"
+
+#define FB_INNER_UID 1000 /* the sandboxed user's id inside; never 0 */
+#define FB_INNER_GID 1000
+
+/* userns.c */
+typedef struct fb_idmap {
+    uid_t outer_uid;
+    gid_t outer_gid;
+    bool privileged;        /* fnbox runs as root: map to an unprivileged id, drop supplementary groups */
+} fb_idmap;
+void fb_idmap_choose(fb_idmap *m);
+int fb_userns_write_maps(pid_t pid, const fb_idmap *m, fb_error *err);
+int fb_userns_become_inner(const fb_idmap *m, fb_error *err);         /* [child] */
+int fb_caps_drop_all(fb_error *err);                                   /* [child] */
+
+/* rootfs.c */
+int fb_rootfs_build(const fb_sandbox_spec *spec, fb_error *err);      /* [child] ends with cwd = workdir */
+int fb_net_loopback_up(fb_error *err);                                 /* [child] */
+
+/* seccomp.c: compiled in the parent (libseccomp allocates), loaded in the child. */
+typedef struct fb_bpf {
+    struct sock_filter *insns;
+    unsigned short len;
+} fb_bpf;
+int fb_seccomp_compile(fb_bpf *out, fb_error *err);
+void fb_bpf_free(fb_bpf *bpf);
+int fb_seccomp_load(const fb_bpf *bpf, fb_error *err);                 /* [child] */
+
+/* limits.c */
+typedef struct fb_cgroup {
+    char memory_dir[512];   /* empty if unused */
+    char pids_dir[512];
+    bool v2;
+    const char *mechanism;  /* "cgroup v1", "cgroup v2" or "rlimit" */
+} fb_cgroup;
+int fb_cgroup_create(fb_cgroup *cg, const fb_sandbox_limits *lim, fb_error *err);
+int fb_cgroup_attach(const fb_cgroup *cg, pid_t pid, fb_error *err);
+void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_killed);
+void fb_cgroup_destroy(fb_cgroup *cg);
+int fb_rlimits_apply(const fb_sandbox_limits *lim, bool memory_by_cgroup, bool pids_by_cgroup,
+                     fb_error *err);                                   /* [child] */
+
+/* supervise.c */
+typedef struct fb_supervise_io {
+    pid_t init_pid;
+    int pidfd;
+    int out_fd, err_fd, report_fd, cancel_fd;
+} fb_supervise_io;
+/* Waits for init to exit (or the deadline / cancel, then kills it), draining output.
+ * Fills out's timing, status and buffers; report_msg gets a setup failure text, if any. */
+int fb_supervise(const fb_supervise_io *io, const fb_sandbox_limits *lim, fb_sandbox_outcome *out,
+                 char *report_msg, size_t report_cap, int *child_wait_status, fb_error *err);
+
+#endif

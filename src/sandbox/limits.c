@@ -1,0 +1,249 @@
+/* Resource limits: a per-call cgroup (memory including tmpfs pages, and pids) where one can be made,
+ * and rlimits. RLIMIT_AS would kill Node/V8 (it reserves huge address ranges), so without a cgroup the
+ * memory fallback is RLIMIT_DATA, which counts only committed writable private memory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+#include "util/fd.h"
+
+#define CGROOT "/sys/fs/cgroup"
+
+static int write_text(const char *dir, const char *file, const char *text)
+{
+    char path[640];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fb_write_all(fd, text, strlen(text));
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+static int read_u64(const char *dir, const char *file, const char *key, uint64_t *out)
+{
+    char path[640], buf[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *p = buf;
+    if (key) {
+        size_t klen = strlen(key);
+        for (p = buf; (p = strstr(p, key)) != NULL; p += klen)
+            if ((p == buf || p[-1] == '\n') && p[klen] == ' ')
+                break;
+        if (!p)
+            return -1;
+        p += klen + 1;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (errno || end == p)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Finds our own cgroup path for a v1 controller ("memory") or v2 (controller NULL) in /proc/self/cgroup. */
+static int own_cgroup(const char *controller, char *out, size_t cap)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return -1;
+    char line[1024];
+    int rc = -1;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *c1 = strchr(line, ':');
+        char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        *c2 = '\0';
+        const char *ctrls = c1 + 1, *path = c2 + 1;
+        bool match = controller ? strcmp(ctrls, controller) == 0 : (strcmp(line, "0") == 0 && *ctrls == '\0');
+        if (match) {
+            rc = snprintf(out, cap, "%s", strcmp(path, "/") == 0 ? "" : path) < (int)cap ? 0 : -1;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+static int make_child_dir(const char *base, char *out, size_t cap)
+{
+    static unsigned counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int n = snprintf(out, cap, "%s/fnbox-%d-%u-%ld", base, (int)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED),
+                     (long)ts.tv_nsec);
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
+    return mkdir(out, 0755);
+}
+
+static void try_v1(fb_cgroup *cg, const fb_sandbox_limits *lim)
+{
+    char rel[400], base[512], num[32];
+    if (own_cgroup("memory", rel, sizeof rel) == 0) {
+        snprintf(base, sizeof base, CGROOT "/memory%s", rel);
+        if (make_child_dir(base, cg->memory_dir, sizeof cg->memory_dir) == 0) {
+            snprintf(num, sizeof num, "%" PRIu64, lim->memory_bytes);
+            if (write_text(cg->memory_dir, "memory.limit_in_bytes", num) < 0) {
+                rmdir(cg->memory_dir);
+                cg->memory_dir[0] = '\0';
+            } else {
+                (void)write_text(cg->memory_dir, "memory.memsw.limit_in_bytes", num); /* absent without swap accounting */
+                (void)write_text(cg->memory_dir, "memory.swappiness", "0");
+                cg->mechanism = "cgroup v1";
+            }
+        } else {
+            cg->memory_dir[0] = '\0';
+        }
+    }
+    if (own_cgroup("pids", rel, sizeof rel) == 0) {
+        snprintf(base, sizeof base, CGROOT "/pids%s", rel);
+        if (make_child_dir(base, cg->pids_dir, sizeof cg->pids_dir) == 0) {
+            snprintf(num, sizeof num, "%" PRIu64, lim->pids);
+            if (write_text(cg->pids_dir, "pids.max", num) < 0) {
+                rmdir(cg->pids_dir);
+                cg->pids_dir[0] = '\0';
+            }
+        } else {
+            cg->pids_dir[0] = '\0';
+        }
+    }
+}
+
+static void try_v2(fb_cgroup *cg, const fb_sandbox_limits *lim)
+{
+    char rel[400], base[512], num[32];
+    struct stat st;
+    if (stat(CGROOT "/cgroup.controllers", &st) < 0 || own_cgroup(NULL, rel, sizeof rel) < 0)
+        return;
+    snprintf(base, sizeof base, CGROOT "%s", rel);
+    char dir[512];
+    if (make_child_dir(base, dir, sizeof dir) < 0)
+        return;
+    snprintf(num, sizeof num, "%" PRIu64, lim->memory_bytes);
+    bool mem = write_text(dir, "memory.max", num) == 0;
+    (void)write_text(dir, "memory.swap.max", "0");
+    snprintf(num, sizeof num, "%" PRIu64, lim->pids);
+    bool pids = write_text(dir, "pids.max", num) == 0;
+    if (!mem && !pids) {
+        rmdir(dir);
+        return;
+    }
+    cg->v2 = true;
+    if (mem) {
+        snprintf(cg->memory_dir, sizeof cg->memory_dir, "%s", dir);
+        cg->mechanism = "cgroup v2";
+    }
+    if (pids)
+        snprintf(cg->pids_dir, sizeof cg->pids_dir, "%s", dir);
+}
+
+int fb_cgroup_create(fb_cgroup *cg, const fb_sandbox_limits *lim, fb_error *err)
+{
+    memset(cg, 0, sizeof *cg);
+    cg->mechanism = "rlimit";
+    try_v2(cg, lim);
+    if (!cg->v2)
+        try_v1(cg, lim);
+    return 0;
+}
+
+int fb_cgroup_attach(const fb_cgroup *cg, pid_t pid, fb_error *err)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%d", (int)pid);
+    const char *dirs[2] = {cg->memory_dir, cg->pids_dir};
+    for (int i = 0; i < 2; i++) {
+        if (!dirs[i][0] || (i == 1 && cg->v2 && strcmp(dirs[0], dirs[1]) == 0))
+            continue;
+        if (write_text(dirs[i], "cgroup.procs", num) < 0)
+            return fb_set_error(err, "SandboxSetupFailed", errno, "joining cgroup %s", dirs[i]);
+    }
+    return 0;
+}
+
+void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_killed)
+{
+    uint64_t v = 0;
+    *oom_killed = false;
+    if (!cg->memory_dir[0])
+        return;
+    if (cg->v2) {
+        if (read_u64(cg->memory_dir, "memory.peak", NULL, &v) == 0)
+            *peak_bytes = v;
+        if (read_u64(cg->memory_dir, "memory.events", "oom_kill", &v) == 0 && v > 0)
+            *oom_killed = true;
+    } else {
+        if (read_u64(cg->memory_dir, "memory.max_usage_in_bytes", NULL, &v) == 0)
+            *peak_bytes = v;
+        if (read_u64(cg->memory_dir, "memory.oom_control", "oom_kill", &v) == 0 && v > 0)
+            *oom_killed = true;
+    }
+}
+
+static void remove_dir(char *dir)
+{
+    if (!dir[0])
+        return;
+    /* The last tasks may still be leaving the cgroup right after the namespace's init was reaped. */
+    for (int i = 0; i < 200 && rmdir(dir) < 0 && errno == EBUSY; i++) {
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
+    dir[0] = '\0';
+}
+
+void fb_cgroup_destroy(fb_cgroup *cg)
+{
+    if (cg->v2 && strcmp(cg->memory_dir, cg->pids_dir) == 0)
+        cg->pids_dir[0] = '\0';
+    remove_dir(cg->memory_dir);
+    remove_dir(cg->pids_dir);
+}
+
+static int set_limit(int resource, rlim_t soft, rlim_t hard, const char *name, fb_error *err)
+{
+    struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
+    if (setrlimit(resource, &rl) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "setrlimit(%s)", name);
+    return 0;
+}
+
+int fb_rlimits_apply(const fb_sandbox_limits *lim, bool memory_by_cgroup, bool pids_by_cgroup, fb_error *err)
+{
+    rlim_t cpu = (rlim_t)lim->timeout_s + 2; /* a backstop: the wall-clock deadline normally fires first */
+    if (set_limit(RLIMIT_CORE, 0, 0, "CORE", err) < 0 ||
+        set_limit(RLIMIT_NOFILE, lim->nofile, lim->nofile, "NOFILE", err) < 0 ||
+        set_limit(RLIMIT_FSIZE, lim->fsize_bytes, lim->fsize_bytes, "FSIZE", err) < 0 ||
+        set_limit(RLIMIT_CPU, cpu, cpu + 1, "CPU", err) < 0)
+        return -1;
+    if (!memory_by_cgroup && set_limit(RLIMIT_DATA, lim->memory_bytes, lim->memory_bytes, "DATA", err) < 0)
+        return -1;
+    /* RLIMIT_NPROC counts every process of the (outer) uid, across concurrent calls: only a fallback. */
+    if (!pids_by_cgroup && set_limit(RLIMIT_NPROC, lim->pids * 16, lim->pids * 16, "NPROC", err) < 0)
+        return -1;
+    return 0;
+}

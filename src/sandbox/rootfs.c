@@ -1,0 +1,270 @@
+/* The sandbox's filesystem: a fresh tmpfs root holding read-only binds of the system directories, a
+ * generated minimal /etc, a fresh /proc, a minimal /dev, size-limited tmpfs /tmp, /dev/shm and
+ * workspace, and the harness files under /.fnbox. [child] code: no allocation. */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+#include "util/fd.h"
+
+#define NEWROOT "/tmp" /* mount point (in our private mount namespace) where the root is assembled */
+#define FAIL(...) fb_set_error(err, "SandboxSetupFailed", errno, __VA_ARGS__)
+
+static const char *const k_system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+static const char *const k_etc_binds[] = {
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "ssl", "ca-certificates",
+    "python3", "python3.11", "python3.12", "mime.types", "nodejs",
+};
+static const char *const k_dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
+
+static const char k_passwd[] = "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                               "sandbox:x:1000:1000:fnbox sandbox:/workspace:/bin/sh\n"
+                               "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+static const char k_group[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
+static const char k_hosts[] = "127.0.0.1\tlocalhost fnbox\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+static const char k_nsswitch[] = "passwd: files\ngroup: files\nhosts: files\n";
+
+static int path_join(char *out, size_t cap, const char *a, const char *b, fb_error *err)
+{
+    int n = snprintf(out, cap, "%s%s", a, b);
+    if (n < 0 || (size_t)n >= cap)
+        return fb_set_error(err, "SandboxSetupFailed", ENAMETOOLONG, "path %s%s", a, b);
+    return 0;
+}
+
+static int mkdir_p(const char *path, mode_t mode, fb_error *err)
+{
+    char tmp[1024];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
+        return fb_set_error(err, "SandboxSetupFailed", ENAMETOOLONG, "mkdir %s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+            return FAIL("mkdir %s", tmp);
+        *p = '/';
+    }
+    if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+        return FAIL("mkdir %s", tmp);
+    return 0;
+}
+
+/* A read-only bind must keep the flags the kernel locks on mounts inherited from a more privileged
+ * namespace (nosuid, nodev, noexec, atime), or the remount fails with EPERM. */
+static unsigned long locked_flags(const char *path)
+{
+    struct statvfs st;
+    unsigned long f = 0;
+    if (statvfs(path, &st) < 0)
+        return 0;
+    if (st.f_flag & ST_NOSUID)
+        f |= MS_NOSUID;
+    if (st.f_flag & ST_NODEV)
+        f |= MS_NODEV;
+    if (st.f_flag & ST_NOEXEC)
+        f |= MS_NOEXEC;
+    if (st.f_flag & ST_NOATIME)
+        f |= MS_NOATIME;
+    if (st.f_flag & ST_NODIRATIME)
+        f |= MS_NODIRATIME;
+    if (st.f_flag & ST_RELATIME)
+        f |= MS_RELATIME;
+    return f;
+}
+
+static int bind_ro(const char *src, const char *dst, fb_error *err)
+{
+    if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return FAIL("bind %s", src);
+    unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | locked_flags(dst);
+    if (mount(NULL, dst, NULL, flags, NULL) < 0)
+        return FAIL("remount read-only %s", dst);
+    return 0;
+}
+
+/* Binds src at the same place under NEWROOT, or recreates it as a symlink (merged-/usr systems). */
+static int mirror_path(const char *src, fb_error *err)
+{
+    struct stat st;
+    char dst[1024];
+    if (lstat(src, &st) < 0)
+        return errno == ENOENT ? 0 : FAIL("lstat %s", src);
+    if (path_join(dst, sizeof dst, NEWROOT, src, err) < 0)
+        return -1;
+    if (S_ISLNK(st.st_mode)) {
+        char target[1024];
+        ssize_t n = readlink(src, target, sizeof target - 1);
+        if (n < 0)
+            return FAIL("readlink %s", src);
+        target[n] = '\0';
+        if (symlink(target, dst) < 0)
+            return FAIL("symlink %s", dst);
+        return 0;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (mkdir_p(dst, 0755, err) < 0)
+            return -1;
+    } else {
+        int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return FAIL("create mount point %s", dst);
+        close(fd);
+    }
+    return bind_ro(src, dst, err);
+}
+
+static int write_root_file(const char *path, const char *data, size_t len, mode_t mode, fb_error *err)
+{
+    char dst[1024];
+    if (path_join(dst, sizeof dst, NEWROOT, path, err) < 0)
+        return -1;
+    char *slash = strrchr(dst, '/');
+    *slash = '\0';
+    if (mkdir_p(dst, 0755, err) < 0)
+        return -1;
+    *slash = '/';
+    if (fb_write_file(dst, data, len, mode) < 0)
+        return FAIL("write %s", path);
+    return 0;
+}
+
+static int mount_tmpfs(const char *dst, uint64_t size, uint64_t inodes, const char *mode, fb_error *err)
+{
+    char opts[160];
+    snprintf(opts, sizeof opts, "size=%llu,nr_inodes=%llu,mode=%s,uid=%d,gid=%d", (unsigned long long)size,
+             (unsigned long long)inodes, mode, FB_INNER_UID, FB_INNER_GID);
+    if (mkdir_p(dst, 0755, err) < 0)
+        return -1;
+    if (mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+        return FAIL("mount tmpfs on %s", dst);
+    return 0;
+}
+
+static int build_etc(fb_error *err)
+{
+    if (write_root_file("/etc/passwd", k_passwd, sizeof k_passwd - 1, 0644, err) < 0 ||
+        write_root_file("/etc/group", k_group, sizeof k_group - 1, 0644, err) < 0 ||
+        write_root_file("/etc/hosts", k_hosts, sizeof k_hosts - 1, 0644, err) < 0 ||
+        write_root_file("/etc/hostname", "fnbox\n", 6, 0644, err) < 0 ||
+        write_root_file("/etc/nsswitch.conf", k_nsswitch, sizeof k_nsswitch - 1, 0644, err) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof k_etc_binds / sizeof *k_etc_binds; i++) {
+        char src[256];
+        snprintf(src, sizeof src, "/etc/%s", k_etc_binds[i]);
+        if (mirror_path(src, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int build_dev(const fb_sandbox_limits *lim, fb_error *err)
+{
+    if (mount_tmpfs(NEWROOT "/dev", 65536, 64, "0755", err) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof k_dev_nodes / sizeof *k_dev_nodes; i++) {
+        char src[64], dst[128];
+        snprintf(src, sizeof src, "/dev/%s", k_dev_nodes[i]);
+        snprintf(dst, sizeof dst, NEWROOT "/dev/%s", k_dev_nodes[i]);
+        int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0)
+            return FAIL("create %s", dst);
+        close(fd);
+        if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+            return FAIL("bind %s", src);
+    }
+    static const char *const links[][2] = {
+        {"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"},
+        {"/proc/self/fd/2", "stderr"},
+    };
+    for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
+        char dst[128];
+        snprintf(dst, sizeof dst, NEWROOT "/dev/%s", links[i][1]);
+        if (symlink(links[i][0], dst) < 0)
+            return FAIL("symlink %s", dst);
+    }
+    return mount_tmpfs(NEWROOT "/dev/shm", lim->tmp_bytes, lim->tmpfs_inodes, "1777", err);
+}
+
+static int build_proc(fb_error *err)
+{
+    if (mkdir_p(NEWROOT "/proc", 0555, err) < 0)
+        return -1;
+    if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        return FAIL("mount /proc");
+    /* /proc/sys is read-only: sysctls are per-namespace but some (e.g. ipc limits) are still ours. */
+    return bind_ro(NEWROOT "/proc/sys", NEWROOT "/proc/sys", err);
+}
+
+static int enter_root(fb_error *err)
+{
+    if (mkdir(NEWROOT "/.oldroot", 0700) < 0)
+        return FAIL("mkdir /.oldroot");
+    if (syscall(SYS_pivot_root, NEWROOT, NEWROOT "/.oldroot") < 0)
+        return FAIL("pivot_root");
+    if (chdir("/") < 0)
+        return FAIL("chdir /");
+    if (umount2("/.oldroot", MNT_DETACH) < 0)
+        return FAIL("umount old root");
+    if (rmdir("/.oldroot") < 0)
+        return FAIL("rmdir /.oldroot");
+    if (mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+        return FAIL("remount / read-only");
+    return 0;
+}
+
+int fb_rootfs_build(const fb_sandbox_spec *spec, fb_error *err)
+{
+    char dst[1024];
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return FAIL("make mounts private");
+    if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,nr_inodes=4096,mode=0755") < 0)
+        return FAIL("mount root tmpfs");
+    for (size_t i = 0; i < sizeof k_system_dirs / sizeof *k_system_dirs; i++)
+        if (mirror_path(k_system_dirs[i], err) < 0)
+            return -1;
+    if (build_etc(err) < 0 || build_proc(err) < 0 || build_dev(&spec->limits, err) < 0)
+        return -1;
+    if (mount_tmpfs(NEWROOT "/tmp", spec->limits.tmp_bytes, spec->limits.tmpfs_inodes, "1777", err) < 0)
+        return -1;
+    for (size_t i = 0; i < spec->nfiles; i++)
+        if (write_root_file(spec->files[i].path, spec->files[i].data, spec->files[i].len, 0444, err) < 0)
+            return -1;
+    if (path_join(dst, sizeof dst, NEWROOT, spec->workdir, err) < 0 ||
+        mount_tmpfs(dst, spec->limits.workspace_bytes, spec->limits.tmpfs_inodes, "0755", err) < 0)
+        return -1;
+    if (enter_root(err) < 0)
+        return -1;
+    if (chdir(spec->workdir) < 0)
+        return FAIL("chdir %s", spec->workdir);
+    return 0;
+}
+
+int fb_net_loopback_up(fb_error *err)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return FAIL("socket for loopback");
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
+    if (rc == 0) {
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+    }
+    int saved = errno;
+    close(s);
+    errno = saved;
+    return rc < 0 ? FAIL("bring up loopback") : 0;
+}

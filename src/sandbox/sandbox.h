@@ -1,0 +1,65 @@
+/* The sandbox: run one program in fresh Linux namespaces, supervised, and report how it ended.
+ * It knows nothing of languages or requests: the executor describes what to run in fb_sandbox_spec. */
+#ifndef FB_SANDBOX_H
+#define FB_SANDBOX_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+#include "util/error.h"
+
+typedef struct fb_sandbox_file {  /* a file placed in the private root before the program starts */
+    const char *path;             /* absolute path inside the sandbox, e.g. "/.fnbox/harness.py" */
+    const char *data;
+    size_t len;
+} fb_sandbox_file;
+
+typedef struct fb_sandbox_limits {
+    double timeout_s;             /* wall-clock deadline */
+    uint64_t memory_bytes;        /* cgroup memory limit, or RLIMIT_DATA fallback */
+    uint64_t pids;                /* processes + threads */
+    uint64_t nofile;
+    uint64_t fsize_bytes;
+    uint64_t workspace_bytes;
+    uint64_t tmp_bytes;
+    uint64_t tmpfs_inodes;
+    size_t output_bytes;          /* per stream */
+    size_t result_bytes;
+} fb_sandbox_limits;
+
+typedef struct fb_sandbox_spec {
+    const char *exec_path;        /* absolute path of the program, visible inside (system dirs are bound) */
+    char *const *argv;            /* NULL-terminated */
+    char *const *envp;            /* NULL-terminated; the whole environment (nothing is inherited) */
+    const char *workdir;          /* absolute; a fresh tmpfs is mounted here and is the cwd */
+    const fb_sandbox_file *files; /* placed read-only under /.fnbox (never in the workspace) */
+    size_t nfiles;
+    int input_fd;                 /* becomes fd 4 in the program (the call input); -1 for none */
+    int cancel_fd;                /* readable => terminate the call (status terminated); -1 for none */
+    fb_sandbox_limits limits;
+} fb_sandbox_spec;
+
+typedef struct fb_sandbox_outcome {
+    bool timed_out;
+    bool cancelled;
+    bool exited;                  /* normal exit: exit_code valid */
+    int exit_code;
+    int term_signal;              /* killed by this signal (0 if none) */
+    bool oom_killed;              /* the memory limit killed it */
+    fb_buf out;                   /* the program's stdout (capped; out.truncated) */
+    fb_buf errout;                /* its stderr */
+    fb_buf result;                /* fd 3: the result channel */
+    double wall_ms;
+    double cpu_ms;
+    uint64_t peak_memory_bytes;
+    const char *memory_limit_mechanism; /* "cgroup v1", "cgroup v2", "rlimit" (static string) */
+} fb_sandbox_outcome;
+
+/* Runs spec to completion. Returns 0 when the program ran (whatever it did: see out), -1 with
+ * err->type "SandboxSetupFailed" (naming the step) or "KernelFeatureMissing" when it could not run.
+ * out is always initialised; the caller releases it with fb_sandbox_outcome_free. */
+int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err);
+void fb_sandbox_outcome_free(fb_sandbox_outcome *out);
+
+#endif

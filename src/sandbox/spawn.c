@@ -1,0 +1,279 @@
+/* fb_sandbox_run: create the call's namespaces, build its root, start the program and supervise it.
+ *
+ *   parent (fnbox)                          init (PID 1 of the new namespaces)        program
+ *   ──────────────                          ──────────────────────────────────        ───────
+ *   compile seccomp, make cgroup
+ *   clone(NEWUSER|NEWNS|NEWPID|NEWNET|...) ─► wait for "go"
+ *   write uid/gid maps, join cgroup, "go" ─► become inner uid, build root, lo up
+ *                                            fork ───────────────────────────────────► setsid, fds 0-4,
+ *   supervise (output, deadline, cancel)     reap; report program's wait status          rlimits, drop caps,
+ *   reap init => every process is gone  ◄── exit (kernel kills the rest of the ns)      seccomp, execve
+ *
+ * Failures before execve travel back on a close-on-exec pipe as "E<type>: <message>". */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/limits.h"
+#include "sandbox/internal.h"
+#include "util/fd.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+#define NS_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+
+typedef struct child_ctx {
+    const fb_sandbox_spec *spec;
+    const fb_bpf *bpf;
+    fb_idmap idmap;
+    bool memory_by_cgroup, pids_by_cgroup;
+    int out_w, err_w, report_w, sync_r, result_fd;
+} child_ctx;
+
+static __attribute__((noreturn)) void child_fail(int report_fd, const fb_error *err)
+{
+    char msg[FB_MAX_SETUP_MSG];
+    int n = snprintf(msg, sizeof msg, "E%s: %s", err->type[0] ? err->type : "SandboxSetupFailed", err->message);
+    if (n > 0)
+        (void)fb_write_all(report_fd, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    _exit(127);
+}
+
+/* Moves the program's descriptors into place: 0 /dev/null, 1-2 pipes, 3 result, 4 input. */
+static int setup_fds(const child_ctx *c, fb_error *err)
+{
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "open /dev/null");
+    int src[5] = {devnull, c->out_w, c->err_w, c->result_fd, c->spec->input_fd};
+    int high[5];
+    for (int i = 0; i < 5; i++) { /* first lift every source above the targets to avoid clobbering */
+        high[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 16);
+        if (src[i] >= 0 && high[i] < 0)
+            return fb_set_error(err, "SandboxSetupFailed", errno, "dup fd %d", src[i]);
+    }
+    for (int i = 0; i < 5; i++)
+        if (high[i] >= 0 && dup2(high[i], i) < 0)
+            return fb_set_error(err, "SandboxSetupFailed", errno, "dup2 to fd %d", i);
+    /* Everything else (including fds a library caller leaked without O_CLOEXEC) closes at execve. */
+    if (syscall(SYS_close_range, 5U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+        return fb_set_error(err, "KernelFeatureMissing", errno, "close_range");
+    return 0;
+}
+
+/* Signal dispositions set to "ignore" and blocked masks survive execve: give the program clean ones. */
+static void reset_signals(void)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
+}
+
+static __attribute__((noreturn)) void program_main(const child_ctx *c)
+{
+    fb_error err = {0};
+    const fb_sandbox_spec *spec = c->spec;
+    reset_signals();
+    if (setsid() < 0)
+        fb_set_error(&err, "SandboxSetupFailed", errno, "setsid");
+    else if (setup_fds(c, &err) == 0 &&
+             fb_rlimits_apply(&spec->limits, c->memory_by_cgroup, c->pids_by_cgroup, &err) == 0 &&
+             fb_caps_drop_all(&err) == 0 && fb_seccomp_load(c->bpf, &err) == 0) {
+        execve(spec->exec_path, spec->argv, spec->envp);
+        fb_set_error(&err, "SandboxSetupFailed", errno, "execve %s", spec->exec_path);
+    }
+    child_fail(c->report_w, &err);
+}
+
+static __attribute__((noreturn)) void init_main(const child_ctx *c)
+{
+    fb_error err = {0};
+    char go = 0;
+    if (read(c->sync_r, &go, 1) != 1) /* the parent failed to set us up: it reports why */
+        _exit(126);
+    close(c->sync_r);
+    if (fb_userns_become_inner(&c->idmap, &err) < 0)
+        child_fail(c->report_w, &err);
+    if (unshare(CLONE_NEWCGROUP) < 0) { /* after joining the call's cgroup, so that it is our root */
+        fb_set_error(&err, "KernelFeatureMissing", errno, "unshare(CLONE_NEWCGROUP)");
+        child_fail(c->report_w, &err);
+    }
+    if (sethostname("fnbox", 5) < 0) {
+        fb_set_error(&err, "SandboxSetupFailed", errno, "sethostname");
+        child_fail(c->report_w, &err);
+    }
+    if (fb_rootfs_build(c->spec, &err) < 0 || fb_net_loopback_up(&err) < 0)
+        child_fail(c->report_w, &err);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fb_set_error(&err, "SandboxSetupFailed", errno, "fork program");
+        child_fail(c->report_w, &err);
+    }
+    if (pid == 0)
+        program_main(c);
+    close(c->out_w);
+    close(c->err_w);
+    close(c->result_fd);
+    (void)fb_caps_drop_all(&err); /* init only reaps from now on */
+    for (;;) { /* reap everything; orphans are re-parented to us */
+        int st;
+        pid_t r = waitpid(-1, &st, 0);
+        if (r == pid) {
+            char msg[1 + sizeof(int)] = {'S'};
+            memcpy(msg + 1, &st, sizeof st);
+            (void)fb_write_all(c->report_w, msg, sizeof msg);
+            _exit(0); /* the kernel now kills whatever the program left behind */
+        }
+        if (r < 0 && errno != EINTR)
+            _exit(125);
+    }
+}
+
+typedef struct run_fds {
+    int out[2], err[2], report[2], sync[2];
+    int result, pidfd;
+} run_fds;
+
+static void run_fds_close(run_fds *f)
+{
+    int *all[] = {&f->out[0], &f->out[1], &f->err[0], &f->err[1], &f->report[0], &f->report[1],
+                  &f->sync[0], &f->sync[1], &f->result, &f->pidfd};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        fb_close(all[i]);
+}
+
+static int run_fds_open(run_fds *f, fb_error *err)
+{
+    if (pipe2(f->out, O_CLOEXEC) < 0 || pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->report, O_CLOEXEC) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "pipe2");
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->sync) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "socketpair");
+    f->result = memfd_create("fnbox-result", MFD_CLOEXEC);
+    if (f->result < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "memfd_create(result)");
+    return 0;
+}
+
+static void decode_status(int st, fb_sandbox_outcome *out)
+{
+    if (st < 0)
+        return;
+    if (WIFEXITED(st)) {
+        out->exited = true;
+        out->exit_code = WEXITSTATUS(st);
+    } else if (WIFSIGNALED(st)) {
+        out->term_signal = WTERMSIG(st);
+    }
+}
+
+/* Parent half after clone: release the child into its namespaces, then supervise it to the end. */
+static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const fb_idmap *idmap,
+                                 const fb_cgroup *cg, run_fds *f, fb_sandbox_outcome *out, fb_error *err)
+{
+    pid_t pid = *pidp;
+    if (fb_userns_write_maps(pid, idmap, err) < 0 || fb_cgroup_attach(cg, pid, err) < 0)
+        return -1;
+    f->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (f->pidfd < 0)
+        return fb_set_error(err, "KernelFeatureMissing", errno, "pidfd_open (Linux >= 5.3)");
+    if (send(f->sync[1], "g", 1, MSG_NOSIGNAL) != 1)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "releasing the sandbox init");
+    fb_close(&f->sync[1]);
+    char report[FB_MAX_SETUP_MSG] = "";
+    int st = -1;
+    fb_supervise_io io = {.init_pid = pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
+                          .report_fd = f->report[0], .cancel_fd = spec->cancel_fd};
+    if (fb_supervise(&io, &spec->limits, out, report, sizeof report, &st, err) < 0)
+        return -1;
+    *pidp = -1; /* reaped */
+    if (report[0]) {
+        char *colon = strstr(report, ": ");
+        if (colon)
+            *colon = '\0';
+        return fb_set_error(err, colon ? report : "SandboxSetupFailed", 0, "sandbox set-up failed: %s",
+                            colon ? colon + 2 : report);
+    }
+    decode_status(st, out);
+    return 0;
+}
+
+static int read_result(int fd, fb_buf *result, fb_error *err)
+{
+    if (lseek(fd, 0, SEEK_SET) < 0 || fb_read_all(fd, result) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "reading the result channel");
+    return 0;
+}
+
+int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    fb_buf_init(&out->out, spec->limits.output_bytes);
+    fb_buf_init(&out->errout, spec->limits.output_bytes);
+    fb_buf_init(&out->result, spec->limits.result_bytes);
+    run_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
+    fb_bpf bpf = {0};
+    fb_cgroup cg;
+    fb_idmap idmap;
+    pid_t pid = -1;
+    int rc = -1;
+
+    fb_idmap_choose(&idmap);
+    if (fb_cgroup_create(&cg, &spec->limits, err) < 0)
+        return -1;
+    out->memory_limit_mechanism = cg.mechanism;
+    if (fb_seccomp_compile(&bpf, err) < 0 || run_fds_open(&f, err) < 0)
+        goto done;
+    child_ctx c = {.spec = spec, .bpf = &bpf, .idmap = idmap, .memory_by_cgroup = cg.memory_dir[0] != '\0',
+                   .pids_by_cgroup = cg.pids_dir[0] != '\0', .out_w = f.out[1], .err_w = f.err[1],
+                   .report_w = f.report[1], .sync_r = f.sync[0], .result_fd = f.result};
+    pid = (pid_t)syscall(SYS_clone, (unsigned long)(NS_FLAGS | SIGCHLD), NULL, NULL, NULL, NULL);
+    if (pid < 0) {
+        fb_set_error(err, errno == EPERM || errno == EINVAL || errno == ENOSPC ? "KernelFeatureMissing"
+                                                                              : "SandboxSetupFailed",
+                     errno, "clone with new user, mount, pid, net, ipc and uts namespaces");
+        goto done;
+    }
+    if (pid == 0)
+        init_main(&c);
+    fb_close(&f.out[1]);
+    fb_close(&f.err[1]);
+    fb_close(&f.report[1]);
+    fb_close(&f.sync[0]);
+    if (release_and_supervise(spec, &pid, &idmap, &cg, &f, out, err) < 0)
+        goto done;
+    fb_cgroup_read_stats(&cg, &out->peak_memory_bytes, &out->oom_killed);
+    if (read_result(f.result, &out->result, err) < 0)
+        goto done;
+    rc = 0;
+done:
+    if (pid > 0) { /* set-up failed after clone: the init must not outlive us */
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    run_fds_close(&f);
+    fb_bpf_free(&bpf);
+    fb_cgroup_destroy(&cg);
+    return rc;
+}
+
+void fb_sandbox_outcome_free(fb_sandbox_outcome *out)
+{
+    fb_buf_free(&out->out);
+    fb_buf_free(&out->errout);
+    fb_buf_free(&out->result);
+}

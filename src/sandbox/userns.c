@@ -1,0 +1,105 @@
+/* User namespace: who the sandboxed code is. It is never host root: when fnbox runs as root the inner
+ * user maps to the unprivileged nobody/nogroup (65534); otherwise to the caller's own ids. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+#include "util/fd.h"
+
+#define FB_NOBODY 65534
+
+void fb_idmap_choose(fb_idmap *m)
+{
+    m->privileged = geteuid() == 0;
+    m->outer_uid = m->privileged ? FB_NOBODY : geteuid();
+    m->outer_gid = m->privileged ? FB_NOBODY : getegid();
+}
+
+static int write_proc_file(pid_t pid, const char *name, const char *text, fb_error *err)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "user namespace: open %s", path);
+    int rc = fb_write_all(fd, text, strlen(text));
+    int saved = errno;
+    close(fd);
+    if (rc < 0)
+        return fb_set_error(err, "SandboxSetupFailed", saved, "user namespace: write '%s' to %s", text, path);
+    return 0;
+}
+
+int fb_userns_write_maps(pid_t pid, const fb_idmap *m, fb_error *err)
+{
+    char map[64];
+    /* Unprivileged callers must deny setgroups(2) before writing gid_map (user_namespaces(7)).
+     * As root we keep it allowed so the child can drop host root's supplementary groups. */
+    if (!m->privileged && write_proc_file(pid, "setgroups", "deny", err) < 0)
+        return -1;
+    snprintf(map, sizeof map, "%d %u 1\n", FB_INNER_GID, (unsigned)m->outer_gid);
+    if (write_proc_file(pid, "gid_map", map, err) < 0)
+        return -1;
+    snprintf(map, sizeof map, "%d %u 1\n", FB_INNER_UID, (unsigned)m->outer_uid);
+    return write_proc_file(pid, "uid_map", map, err);
+}
+
+static int caps_get(struct __user_cap_data_struct data[2])
+{
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    return (int)syscall(SYS_capget, &hdr, data);
+}
+
+static int caps_set(struct __user_cap_data_struct data[2])
+{
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    return (int)syscall(SYS_capset, &hdr, data);
+}
+
+int fb_userns_become_inner(const fb_idmap *m, fb_error *err)
+{
+    /* The child starts with host root's credentials when fnbox is root; switch to the mapped inner
+     * ids first thing, keeping the namespace capabilities we still need to build the root. */
+    if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_KEEPCAPS)");
+    if (m->privileged && setgroups(0, NULL) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "setgroups(0)");
+    if (setresgid(FB_INNER_GID, FB_INNER_GID, FB_INNER_GID) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "setresgid(%d)", FB_INNER_GID);
+    if (setresuid(FB_INNER_UID, FB_INNER_UID, FB_INNER_UID) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "setresuid(%d)", FB_INNER_UID);
+    struct __user_cap_data_struct data[2];
+    if (caps_get(data) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "capget");
+    data[0].effective = data[0].permitted;
+    data[1].effective = data[1].permitted;
+    if (caps_set(data) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "capset (raise namespace capabilities)");
+    if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_KEEPCAPS, 0)");
+    return 0;
+}
+
+int fb_caps_drop_all(fb_error *err)
+{
+    for (int cap = 0; cap <= 63; cap++) {
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+            return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_CAPBSET_DROP, %d)", cap);
+    }
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)");
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (caps_set(data) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "capset (drop all)");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_NO_NEW_PRIVS)");
+    return 0;
+}

@@ -1,0 +1,59 @@
+#include "util/buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void fb_buf_init(fb_buf *b, size_t max)
+{
+    memset(b, 0, sizeof *b);
+    b->max = max;
+}
+
+static int buf_reserve(fb_buf *b, size_t need)
+{
+    if (need + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need + 1)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p)
+        return -1;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int fb_buf_append(fb_buf *b, const void *data, size_t len)
+{
+    if (b->len + len > b->max) {
+        b->truncated = true;
+        len = b->max - b->len;
+    }
+    if (buf_reserve(b, b->len + len) < 0)
+        return -1;
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+char *fb_buf_steal(fb_buf *b, size_t *len)
+{
+    if (buf_reserve(b, b->len) < 0)
+        return NULL;
+    char *p = b->data;
+    if (len)
+        *len = b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+void fb_buf_free(fb_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}

@@ -1,0 +1,22 @@
+/* A growable byte buffer with a named maximum (every buffer fed by outside input has one). */
+#ifndef FB_BUF_H
+#define FB_BUF_H
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct fb_buf {
+    char *data;       /* NUL-terminated when non-NULL */
+    size_t len;
+    size_t cap;
+    size_t max;       /* bytes beyond this are dropped and `truncated` is set */
+    bool truncated;
+} fb_buf;
+
+void fb_buf_init(fb_buf *b, size_t max);
+/* Appends up to the maximum; returns -1 only on allocation failure. */
+int fb_buf_append(fb_buf *b, const void *data, size_t len);
+/* Hands the data to the caller (who frees it) and resets the buffer. Never NULL unless OOM. */
+char *fb_buf_steal(fb_buf *b, size_t *len);
+void fb_buf_free(fb_buf *b);
+
+#endif

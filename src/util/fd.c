@@ -1,0 +1,108 @@
+#include "util/fd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int fb_write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int fb_read_all(int fd, fb_buf *buf)
+{
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0)
+            return 0;
+        if (fb_buf_append(buf, chunk, (size_t)n) < 0) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+}
+
+int fb_read_file(const char *path, size_t max, char **out, size_t *out_len, fb_error *err)
+{
+    bool is_stdin = strcmp(path, "-") == 0;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fb_set_error(err, "InvalidRequest", errno, "cannot open request file '%s'", path);
+    fb_buf b;
+    fb_buf_init(&b, max);
+    int rc = fb_read_all(fd, &b);
+    int saved = errno;
+    if (!is_stdin)
+        close(fd);
+    if (rc < 0) {
+        fb_buf_free(&b);
+        return fb_set_error(err, "InvalidRequest", saved, "cannot read request from '%s'", path);
+    }
+    if (b.truncated) {
+        fb_buf_free(&b);
+        return fb_set_error(err, "InvalidRequest", 0, "request: larger than the maximum of %zu bytes", max);
+    }
+    *out = fb_buf_steal(&b, out_len);
+    if (!*out)
+        return fb_set_error(err, "InternalError", ENOMEM, "reading request");
+    return 0;
+}
+
+int fb_memfd_with(const char *name, const void *data, size_t len, fb_error *err)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "memfd_create(%s)", name);
+    if (len && fb_write_all(fd, data, len) < 0) {
+        int saved = errno;
+        close(fd);
+        return fb_set_error(err, "SandboxSetupFailed", saved, "writing memfd %s", name);
+    }
+    if (lseek(fd, 0, SEEK_SET) < 0) {
+        int saved = errno;
+        close(fd);
+        return fb_set_error(err, "SandboxSetupFailed", saved, "lseek memfd %s", name);
+    }
+    return fd;
+}
+
+int fb_write_file(const char *path, const void *data, size_t len, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return -1;
+    int rc = fb_write_all(fd, data, len);
+    int saved = errno;
+    if (close(fd) < 0 && rc == 0)
+        return -1;
+    errno = saved;
+    return rc;
+}
+
+void fb_close(int *fd)
+{
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+}
