@@ -13,6 +13,7 @@
 #include "lang/plan.h"
 #include "sandbox/sandbox.h"
 #include "util/fd.h"
+#include "util/json.h"
 
 #define MAX_ARGV 16
 #define MAX_ENV 24
@@ -35,7 +36,7 @@ static char *harness_input(const fb_request *req, const fb_call_plan *plan, size
     json_object_set(in, "undefined", plan->args.undefined ? plan->args.undefined : json_array());
     json_object_set_new(in, "bigints", plan->bigints ? json_incref(plan->bigints) : json_array());
     json_object_set_new(in, "workdir", json_string(req->workdir));
-    char *text = json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *text = fb_json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
     json_decref(in);
     if (text)
         *len = strlen(text);

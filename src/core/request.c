@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/limits.h"
+#include "util/json.h"
 
 #define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
 
@@ -266,7 +267,7 @@ int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *er
     if (len > FB_MAX_REQUEST_BYTES)
         return BAD("request: %zu bytes is more than the maximum of %llu", len, (unsigned long long)FB_MAX_REQUEST_BYTES);
     json_error_t jerr;
-    out->root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    out->root = fb_json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
     if (!out->root)
         return BAD("request: malformed JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
     if (!json_is_object(out->root)) {

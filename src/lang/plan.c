@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/json.h"
+
 #define SAFE_INT_MAX 9007199254740991LL /* 2^53 - 1: the largest integer a JS number holds exactly */
 
 static int choose_function(const fb_plan_input *in, const fb_sig_list *found, const char **name, fb_error *err)
@@ -31,6 +33,8 @@ static int choose_function(const fb_plan_input *in, const fb_sig_list *found, co
  * harness makes them BigInts. */
 static int collect_bigints(json_t *v, json_t *path, json_t *out)
 {
+    if (fb_json_bignum(v) && !strpbrk(fb_json_bignum(v), ".eE"))
+        return json_array_append_new(out, json_copy(path));
     if (json_is_integer(v)) {
         json_int_t i = json_integer_value(v);
         if (i > SAFE_INT_MAX || i < -SAFE_INT_MAX)
@@ -61,6 +65,9 @@ static int collect_bigints(json_t *v, json_t *path, json_t *out)
 
 static json_t *stringify_bigints(json_t *v)
 {
+    const char *big = fb_json_bignum(v);
+    if (big && !strpbrk(big, ".eE"))
+        return json_string(big);
     if (json_is_integer(v)) {
         json_int_t i = json_integer_value(v);
         if (i > SAFE_INT_MAX || i < -SAFE_INT_MAX) {

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -106,6 +107,13 @@ static __attribute__((noreturn)) void init_main(const child_ctx *c)
     if (read(c->sync_r, &go, 1) != 1) /* the parent failed to set us up: it reports why */
         _exit(126);
     close(c->sync_r);
+    /* Non-dumpable (only now: the parent needed our /proc files to write the id maps). The program
+     * runs as the same uid and could otherwise open /proc/1/mem, take over init and forge its report.
+     * execve() makes the program itself dumpable again. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+        fb_set_error(&err, "SandboxSetupFailed", errno, "prctl(PR_SET_DUMPABLE)");
+        child_fail(c->report_w, &err);
+    }
     if (fb_userns_become_inner(&c->idmap, &err) < 0)
         child_fail(c->report_w, &err);
     if (unshare(CLONE_NEWCGROUP) < 0) { /* after joining the call's cgroup, so that it is our root */

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what fnbox needs to build, run and test on Debian 12 (run as root, or it uses sudo).
+set -euo pipefail
+pkgs=(
+  build-essential pkg-config       # compiler, make
+  libseccomp-dev libjansson-dev    # seccomp filters, JSON
+  libcmocka-dev                    # C unit tests
+  python3 nodejs                   # the runtimes fnbox sandboxes
+  python3-pytest                   # integration and security tests
+  valgrind                         # leak checks
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  [[ $p == \#* ]] && continue
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# nodejs may come from another repository under another package state; a working node is enough.
+if command -v node >/dev/null 2>&1; then
+  missing=("${missing[@]/nodejs}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+if ((${#missing[@]})); then
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "fnbox dependencies are installed"
