@@ -89,10 +89,6 @@ static int run_in_sandbox(const fb_request *req, const fb_call_plan *plan, int c
     char *input = harness_input(req, plan, &input_len);
     if (!input)
         return fb_set_error(err, "InternalError", 0, "out of memory building the harness input");
-    int input_fd = fb_memfd_with("fnbox-input", input, input_len, err);
-    free(input);
-    if (input_fd < 0)
-        return -1;
     size_t hlen = 0;
     const char *hsrc = req->lang->harness_source(&hlen);
     fb_sandbox_file harness = {.path = req->lang->harness_path, .data = hsrc, .len = hlen};
@@ -105,12 +101,13 @@ static int run_in_sandbox(const fb_request *req, const fb_call_plan *plan, int c
         .workdir = req->workdir,
         .files = &harness,
         .nfiles = 1,
-        .input_fd = input_fd,
+        .input = input,
+        .input_len = input_len,
         .cancel_fd = cancel_fd,
     };
     default_limits(&spec.limits, req->timeout_s);
     int rc = fb_sandbox_run(&spec, out, err);
-    close(input_fd);
+    free(input);
     return rc;
 }
 

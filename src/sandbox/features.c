@@ -111,7 +111,7 @@ static void probe_sandbox(fb_feature *f)
     char *const argv[] = {"/bin/true", NULL};
     char *const envp[] = {NULL};
     fb_sandbox_spec spec = {.exec_path = "/bin/true", .argv = argv, .envp = envp, .workdir = "/workspace",
-                            .input_fd = -1, .cancel_fd = -1};
+                            .cancel_fd = -1};
     spec.limits = (fb_sandbox_limits){.timeout_s = 10, .memory_bytes = 64ULL << 20, .pids = 16, .nofile = 64,
                                       .fsize_bytes = 1 << 20, .workspace_bytes = 1 << 20, .tmp_bytes = 1 << 20,
                                       .tmpfs_inodes = 64, .output_bytes = 4096, .result_bytes = 4096};

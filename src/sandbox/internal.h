@@ -55,6 +55,15 @@ typedef struct fb_supervise_io {
     pid_t init_pid;
     int pidfd;
     int out_fd, err_fd, report_fd, cancel_fd;
+    int started_fd;        /* SO_PASSCRED socket: the program says "started" on it, with its pid */
+    int *input_fd;         /* non-blocking write end of the program's fd 4 (or -1): closed and set to -1
+                              by the supervisor once the input is written */
+    const char *input;
+    size_t input_len;
+    /* Called with the program's pid (in our pid namespace) once it has started; the input is written
+     * only after it returns 0. */
+    int (*on_started)(void *ctx, pid_t program, fb_error *err);
+    void *ctx;
 } fb_supervise_io;
 /* Waits for init to exit (or the deadline / cancel, then kills it), draining output.
  * Fills out's timing, status and buffers; report_msg gets a setup failure text, if any. */

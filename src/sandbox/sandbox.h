@@ -35,7 +35,10 @@ typedef struct fb_sandbox_spec {
     const char *workdir;          /* absolute; a fresh tmpfs is mounted here and is the cwd */
     const fb_sandbox_file *files; /* placed read-only under /.fnbox (never in the workspace) */
     size_t nfiles;
-    int input_fd;                 /* becomes fd 4 in the program (the call input); -1 for none */
+    const char *input;            /* streamed to the program on fd 4 (a pipe), then EOF; NULL for none.
+                                     It is released only once the program is inside the call's cgroup,
+                                     so nothing the input carries runs outside the limits. */
+    size_t input_len;
     int cancel_fd;                /* readable => terminate the call (status terminated); -1 for none */
     fb_sandbox_limits limits;
 } fb_sandbox_spec;

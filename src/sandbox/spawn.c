@@ -4,11 +4,17 @@
  *   ──────────────                          ──────────────────────────────────        ───────
  *   compile seccomp, make cgroup
  *   clone(NEWUSER|NEWNS|NEWPID|NEWNET|...) ─► wait for "go"
- *   write uid/gid maps, join cgroup, "go" ─► become inner uid, build root, lo up
- *                                            fork ───────────────────────────────────► setsid, fds 0-4,
- *   supervise (output, deadline, cancel)     reap; report program's wait status          rlimits, drop caps,
- *   reap init => every process is gone  ◄── exit (kernel kills the rest of the ns)      seccomp, execve
+ *   write uid/gid maps, "go"              ─► become inner uid, build root, lo up
+ *                                            fork ───────────────────────────────────► "started" (with creds),
+ *   on "started": move the program into                                                 setsid, fds 0-4,
+ *     the call's cgroup, then stream the                                                rlimits, drop caps,
+ *     input to its fd 4                                                                 seccomp, execve; the
+ *   supervise (output, deadline, cancel)     reap; report program's wait status          harness waits for its
+ *   reap init => every process is gone  ◄── exit (kernel kills the rest of the ns)      input on fd 4
  *
+ * Moving a task between cgroups can wait for an RCU grace period (~10 ms). Doing it while the runtime
+ * starts up hides that cost, and holding back the input (which carries the user's code) until the move
+ * is done keeps every user instruction inside the limits.
  * Failures before execve travel back on a close-on-exec pipe as "E<type>: <message>". */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +45,9 @@ typedef struct child_ctx {
     const fb_bpf *bpf;
     fb_idmap idmap;
     bool memory_by_cgroup, pids_by_cgroup;
-    int out_w, err_w, report_w, sync_r, result_fd;
+    int out_w, err_w, report_w, sync_fd, result_fd, input_r;
+    int parent_ends[5]; /* the parent's ends of our pipes: closed first thing (the input's write end
+                           held open here would keep the harness from ever seeing EOF) */
 } child_ctx;
 
 static __attribute__((noreturn)) void child_fail(int report_fd, const fb_error *err)
@@ -57,7 +65,7 @@ static int setup_fds(const child_ctx *c, fb_error *err)
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0)
         return fb_set_error(err, "SandboxSetupFailed", errno, "open /dev/null");
-    int src[5] = {devnull, c->out_w, c->err_w, c->result_fd, c->spec->input_fd};
+    int src[5] = {devnull, c->out_w, c->err_w, c->result_fd, c->input_r};
     int high[5];
     for (int i = 0; i < 5; i++) { /* first lift every source above the targets to avoid clobbering */
         high[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 16);
@@ -89,7 +97,10 @@ static __attribute__((noreturn)) void program_main(const child_ctx *c)
     fb_error err = {0};
     const fb_sandbox_spec *spec = c->spec;
     reset_signals();
-    if (setsid() < 0)
+    /* Tell the parent we exist; the kernel attaches our credentials, pid included. */
+    if (send(c->sync_fd, "p", 1, MSG_NOSIGNAL) != 1)
+        fb_set_error(&err, "SandboxSetupFailed", errno, "announcing the program");
+    else if (setsid() < 0)
         fb_set_error(&err, "SandboxSetupFailed", errno, "setsid");
     else if (setup_fds(c, &err) == 0 &&
              fb_rlimits_apply(&spec->limits, c->memory_by_cgroup, c->pids_by_cgroup, &err) == 0 &&
@@ -104,9 +115,11 @@ static __attribute__((noreturn)) void init_main(const child_ctx *c)
 {
     fb_error err = {0};
     char go = 0;
-    if (read(c->sync_r, &go, 1) != 1) /* the parent failed to set us up: it reports why */
+    for (size_t i = 0; i < sizeof c->parent_ends / sizeof *c->parent_ends; i++)
+        if (c->parent_ends[i] >= 0)
+            close(c->parent_ends[i]);
+    if (read(c->sync_fd, &go, 1) != 1) /* the parent failed to set us up: it reports why */
         _exit(126);
-    close(c->sync_r);
     /* Non-dumpable (only now: the parent needed our /proc files to write the id maps). The program
      * runs as the same uid and could otherwise open /proc/1/mem, take over init and forge its report.
      * execve() makes the program itself dumpable again. */
@@ -136,6 +149,9 @@ static __attribute__((noreturn)) void init_main(const child_ctx *c)
     close(c->out_w);
     close(c->err_w);
     close(c->result_fd);
+    close(c->sync_fd);
+    if (c->input_r >= 0)
+        close(c->input_r);
     (void)fb_caps_drop_all(&err); /* init only reaps from now on */
     for (;;) { /* reap everything; orphans are re-parented to us */
         int st;
@@ -152,24 +168,30 @@ static __attribute__((noreturn)) void init_main(const child_ctx *c)
 }
 
 typedef struct run_fds {
-    int out[2], err[2], report[2], sync[2];
+    int out[2], err[2], report[2], sync[2], input[2];
     int result, pidfd;
 } run_fds;
 
 static void run_fds_close(run_fds *f)
 {
     int *all[] = {&f->out[0], &f->out[1], &f->err[0], &f->err[1], &f->report[0], &f->report[1],
-                  &f->sync[0], &f->sync[1], &f->result, &f->pidfd};
+                  &f->sync[0], &f->sync[1], &f->input[0], &f->input[1], &f->result, &f->pidfd};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         fb_close(all[i]);
 }
 
 static int run_fds_open(run_fds *f, fb_error *err)
 {
-    if (pipe2(f->out, O_CLOEXEC) < 0 || pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->report, O_CLOEXEC) < 0)
+    if (pipe2(f->out, O_CLOEXEC) < 0 || pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->report, O_CLOEXEC) < 0 ||
+        pipe2(f->input, O_CLOEXEC) < 0)
         return fb_set_error(err, "SandboxSetupFailed", errno, "pipe2");
+    if (fcntl(f->input[1], F_SETFL, O_NONBLOCK) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "fcntl(O_NONBLOCK)");
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->sync) < 0)
         return fb_set_error(err, "SandboxSetupFailed", errno, "socketpair");
+    int one = 1;
+    if (setsockopt(f->sync[1], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "setsockopt(SO_PASSCRED)");
     f->result = memfd_create("fnbox-result", MFD_CLOEXEC);
     if (f->result < 0)
         return fb_set_error(err, "SandboxSetupFailed", errno, "memfd_create(result)");
@@ -188,26 +210,35 @@ static void decode_status(int st, fb_sandbox_outcome *out)
     }
 }
 
+static int join_cgroup(void *ctx, pid_t program, fb_error *err)
+{
+    return fb_cgroup_attach(ctx, program, err);
+}
+
 /* Parent half after clone: release the child into its namespaces, then supervise it to the end. */
 static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const fb_idmap *idmap,
-                                 const fb_cgroup *cg, run_fds *f, fb_sandbox_outcome *out, fb_error *err)
+                                 fb_cgroup *cg, run_fds *f, fb_sandbox_outcome *out, fb_error *err)
 {
     pid_t pid = *pidp;
-    if (fb_userns_write_maps(pid, idmap, err) < 0 || fb_cgroup_attach(cg, pid, err) < 0)
+    if (fb_userns_write_maps(pid, idmap, err) < 0)
         return -1;
     f->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (f->pidfd < 0)
         return fb_set_error(err, "KernelFeatureMissing", errno, "pidfd_open (Linux >= 5.3)");
     if (send(f->sync[1], "g", 1, MSG_NOSIGNAL) != 1)
         return fb_set_error(err, "SandboxSetupFailed", errno, "releasing the sandbox init");
-    fb_close(&f->sync[1]);
+    if (!spec->input)
+        fb_close(&f->input[1]);
     char report[FB_MAX_SETUP_MSG] = "";
     int st = -1;
     fb_supervise_io io = {.init_pid = pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
-                          .report_fd = f->report[0], .cancel_fd = spec->cancel_fd};
-    if (fb_supervise(&io, &spec->limits, out, report, sizeof report, &st, err) < 0)
+                          .report_fd = f->report[0], .cancel_fd = spec->cancel_fd, .started_fd = f->sync[1],
+                          .input_fd = &f->input[1], .input = spec->input, .input_len = spec->input_len,
+                          .on_started = join_cgroup, .ctx = cg};
+    int rc = fb_supervise(&io, &spec->limits, out, report, sizeof report, &st, err);
+    *pidp = -1; /* reaped, even on error */
+    if (rc < 0)
         return -1;
-    *pidp = -1; /* reaped */
     if (report[0]) {
         char *colon = strstr(report, ": ");
         if (colon)
@@ -232,7 +263,7 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     fb_buf_init(&out->out, spec->limits.output_bytes);
     fb_buf_init(&out->errout, spec->limits.output_bytes);
     fb_buf_init(&out->result, spec->limits.result_bytes);
-    run_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
+    run_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
     fb_bpf bpf = {0};
     fb_cgroup cg;
     fb_idmap idmap;
@@ -247,7 +278,8 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
         goto done;
     child_ctx c = {.spec = spec, .bpf = &bpf, .idmap = idmap, .memory_by_cgroup = cg.memory_dir[0] != '\0',
                    .pids_by_cgroup = cg.pids_dir[0] != '\0', .out_w = f.out[1], .err_w = f.err[1],
-                   .report_w = f.report[1], .sync_r = f.sync[0], .result_fd = f.result};
+                   .report_w = f.report[1], .sync_fd = f.sync[0], .result_fd = f.result, .input_r = f.input[0],
+                   .parent_ends = {f.out[0], f.err[0], f.report[0], f.sync[1], f.input[1]}};
     pid = (pid_t)syscall(SYS_clone, (unsigned long)(NS_FLAGS | SIGCHLD), NULL, NULL, NULL, NULL);
     if (pid < 0) {
         fb_set_error(err, errno == EPERM || errno == EINVAL || errno == ENOSPC ? "KernelFeatureMissing"
@@ -261,6 +293,7 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     fb_close(&f.err[1]);
     fb_close(&f.report[1]);
     fb_close(&f.sync[0]);
+    fb_close(&f.input[0]);
     if (release_and_supervise(spec, &pid, &idmap, &cg, &f, out, err) < 0)
         goto done;
     fb_cgroup_read_stats(&cg, &out->peak_memory_bytes, &out->oom_killed);

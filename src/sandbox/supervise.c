@@ -1,17 +1,30 @@
-/* Supervision: drain the program's output under caps, enforce the wall-clock deadline and cancellation,
- * and reap the namespace's init. Killing init (PID 1 of the call's PID namespace) makes the kernel kill
- * every process of the call, daemonized ones included; wait4() on init returns only once they are gone. */
+/* Supervision: release the input once the program is inside its cgroup, drain its output under caps,
+ * enforce the wall-clock deadline and cancellation, and reap the namespace's init. Killing init (PID 1
+ * of the call's PID namespace) makes the kernel kill every process of the call, daemonized ones
+ * included; wait4() on init returns only once they are gone. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+#include "util/fd.h"
+
+enum { SV_OUT, SV_ERR, SV_REPORT, SV_PID, SV_CANCEL, SV_STARTED, SV_INPUT, SV_N };
+
+typedef struct sv_state {
+    struct pollfd pfd[SV_N];
+    fb_buf report;
+    size_t input_off;
+    bool killed;
+    double deadline;
+} sv_state;
 
 static double now_ms(void)
 {
@@ -34,82 +47,152 @@ static int drain(int fd, fb_buf *buf)
     return 0;
 }
 
-enum { SV_OUT, SV_ERR, SV_REPORT, SV_PID, SV_CANCEL, SV_N };
+/* The program's "started" message carries its credentials; the kernel gives us its pid as seen from
+ * our own PID namespace, which is what cgroup.procs wants. Returns the pid, 0 at EOF, -1 on error. */
+static pid_t recv_started(int fd)
+{
+    char byte;
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(struct ucred))];
+    } ctl;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+    ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    if (n <= 0)
+        return n == 0 ? 0 : -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+            struct ucred cred;
+            memcpy(&cred, CMSG_DATA(c), sizeof cred);
+            return cred.pid;
+        }
+    }
+    return -1;
+}
+
+static int on_started(const fb_supervise_io *io, sv_state *st, fb_error *err)
+{
+    pid_t program = recv_started(io->started_fd);
+    st->pfd[SV_STARTED].fd = -1;
+    if (program <= 0) /* the program died before starting: its failure is on the report pipe */
+        return 0;
+    if (io->on_started && io->on_started(io->ctx, program, err) < 0)
+        return -1;
+    st->pfd[SV_INPUT].fd = *io->input_fd; /* now the input may flow */
+    return 0;
+}
+
+static void write_input(const fb_supervise_io *io, sv_state *st)
+{
+    ssize_t n = write(*io->input_fd, io->input + st->input_off, io->input_len - st->input_off);
+    if (n > 0)
+        st->input_off += (size_t)n;
+    if ((n < 0 && errno != EAGAIN && errno != EINTR) || st->input_off >= io->input_len) {
+        st->pfd[SV_INPUT].fd = -1;
+        fb_close(io->input_fd); /* EOF for the harness (or it stopped reading) */
+    }
+}
+
+static void check_deadline(const fb_supervise_io *io, sv_state *st, fb_sandbox_outcome *out)
+{
+    if (st->killed)
+        return;
+    bool late = now_ms() >= st->deadline;
+    bool cancel = st->pfd[SV_CANCEL].fd >= 0 && (st->pfd[SV_CANCEL].revents & POLLIN);
+    if (!late && !cancel)
+        return;
+    out->timed_out = late;
+    out->cancelled = !late;
+    kill(io->init_pid, SIGKILL);
+    st->killed = true;
+    st->pfd[SV_CANCEL].fd = -1;
+}
+
+static bool busy(const sv_state *st)
+{
+    return st->pfd[SV_PID].fd >= 0 || st->pfd[SV_OUT].fd >= 0 || st->pfd[SV_ERR].fd >= 0 ||
+           st->pfd[SV_REPORT].fd >= 0;
+}
+
+static int loop(const fb_supervise_io *io, sv_state *st, fb_sandbox_outcome *out, fb_error *err)
+{
+    while (busy(st)) {
+        int timeout = -1;
+        if (!st->killed) {
+            double left = st->deadline - now_ms();
+            timeout = left <= 0 ? 0 : (int)(left + 1);
+        }
+        int n = poll(st->pfd, SV_N, timeout);
+        if (n < 0 && errno != EINTR)
+            return fb_set_error(err, "SandboxSetupFailed", errno, "poll");
+        check_deadline(io, st, out);
+        if (n <= 0)
+            continue;
+        fb_buf *bufs[] = {[SV_OUT] = &out->out, [SV_ERR] = &out->errout, [SV_REPORT] = &st->report};
+        for (int i = SV_OUT; i <= SV_REPORT; i++)
+            if (st->pfd[i].fd >= 0 && (st->pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) && drain(st->pfd[i].fd, bufs[i]))
+                st->pfd[i].fd = -1;
+        if (st->pfd[SV_STARTED].fd >= 0 && (st->pfd[SV_STARTED].revents & (POLLIN | POLLHUP)) &&
+            on_started(io, st, err) < 0)
+            return -1;
+        if (st->pfd[SV_INPUT].fd >= 0 && (st->pfd[SV_INPUT].revents & (POLLOUT | POLLERR | POLLHUP)))
+            write_input(io, st);
+        if (st->pfd[SV_PID].fd >= 0 && (st->pfd[SV_PID].revents & POLLIN)) {
+            /* init is gone, so is every other process of the namespace: the pipes reach EOF now. */
+            st->pfd[SV_PID].fd = -1;
+            st->pfd[SV_STARTED].fd = -1;
+            st->killed = true;
+        }
+    }
+    return 0;
+}
+
+static int reap(pid_t pid, double start, fb_sandbox_outcome *out, int *wait_status, fb_error *err)
+{
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, wait_status, 0, &ru) < 0)
+        if (errno != EINTR)
+            return fb_set_error(err, "SandboxSetupFailed", errno, "wait4(init)");
+    out->wall_ms = now_ms() - start;
+    out->cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
+                  (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+    out->peak_memory_bytes = (uint64_t)ru.ru_maxrss * 1024; /* the cgroup's figure replaces it if there is one */
+    return 0;
+}
 
 int fb_supervise(const fb_supervise_io *io, const fb_sandbox_limits *lim, fb_sandbox_outcome *out,
                  char *report_msg, size_t report_cap, int *child_wait_status, fb_error *err)
 {
-    struct pollfd pfd[SV_N] = {
-        [SV_OUT] = {.fd = io->out_fd, .events = POLLIN},
-        [SV_ERR] = {.fd = io->err_fd, .events = POLLIN},
-        [SV_REPORT] = {.fd = io->report_fd, .events = POLLIN},
-        [SV_PID] = {.fd = io->pidfd, .events = POLLIN},
-        [SV_CANCEL] = {.fd = io->cancel_fd, .events = POLLIN},
-    };
-    fb_buf report;
-    fb_buf_init(&report, report_cap > 0 ? report_cap - 1 : 0);
+    sv_state st = {.pfd = {
+                       [SV_OUT] = {.fd = io->out_fd, .events = POLLIN},
+                       [SV_ERR] = {.fd = io->err_fd, .events = POLLIN},
+                       [SV_REPORT] = {.fd = io->report_fd, .events = POLLIN},
+                       [SV_PID] = {.fd = io->pidfd, .events = POLLIN},
+                       [SV_CANCEL] = {.fd = io->cancel_fd, .events = POLLIN},
+                       [SV_STARTED] = {.fd = io->started_fd, .events = POLLIN},
+                       [SV_INPUT] = {.fd = -1, .events = POLLOUT},
+                   }};
+    fb_buf_init(&st.report, report_cap > 0 ? report_cap - 1 : 0);
     double start = now_ms();
-    double deadline = start + lim->timeout_s * 1e3;
-    bool killed = false;
-
-    while (pfd[SV_PID].fd >= 0 || pfd[SV_OUT].fd >= 0 || pfd[SV_ERR].fd >= 0 || pfd[SV_REPORT].fd >= 0) {
-        int timeout = -1;
-        if (!killed) {
-            double left = deadline - now_ms();
-            timeout = left <= 0 ? 0 : (int)(left + 1);
-        }
-        int n = poll(pfd, SV_N, timeout);
-        if (n < 0 && errno != EINTR) {
-            fb_buf_free(&report);
-            return fb_set_error(err, "SandboxSetupFailed", errno, "poll");
-        }
-        if (!killed && (now_ms() >= deadline || (pfd[SV_CANCEL].fd >= 0 && (pfd[SV_CANCEL].revents & POLLIN)))) {
-            if (now_ms() >= deadline)
-                out->timed_out = true;
-            else
-                out->cancelled = true;
-            kill(io->init_pid, SIGKILL);
-            killed = true;
-            pfd[SV_CANCEL].fd = -1;
-        }
-        if (n <= 0)
-            continue;
-        fb_buf *bufs[] = {[SV_OUT] = &out->out, [SV_ERR] = &out->errout, [SV_REPORT] = &report};
-        for (int i = SV_OUT; i <= SV_REPORT; i++)
-            if (pfd[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) && drain(pfd[i].fd, bufs[i]))
-                pfd[i].fd = -1;
-        if (pfd[SV_PID].fd >= 0 && (pfd[SV_PID].revents & POLLIN)) {
-            /* init is gone; every other process of the namespace is already dead. Keep draining
-             * the pipes until EOF, which comes now that no writer is left. */
-            pfd[SV_PID].fd = -1;
-            killed = true;
-        }
-    }
-
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    int st = 0;
-    while (wait4(io->init_pid, &st, 0, &ru) < 0) {
-        if (errno != EINTR) {
-            fb_buf_free(&report);
-            return fb_set_error(err, "SandboxSetupFailed", errno, "wait4(init)");
-        }
-    }
-    out->wall_ms = now_ms() - start;
-    out->cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
-                  (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
-    if (out->peak_memory_bytes == 0)
-        out->peak_memory_bytes = (uint64_t)ru.ru_maxrss * 1024;
-
+    st.deadline = start + lim->timeout_s * 1e3;
+    int rc = loop(io, &st, out, err);
+    if (rc < 0)
+        kill(io->init_pid, SIGKILL); /* never leave a call running unsupervised */
+    int wst = -1;
+    if (reap(io->init_pid, start, out, &wst, rc < 0 ? NULL : err) < 0)
+        rc = -1;
     /* init reports either a setup failure ("E<text>") or the program's wait status ("S<int>"). */
     *child_wait_status = -1;
-    if (report.len > 0 && report.data[0] == 'E' && report_cap > 0) {
-        size_t len = report.len - 1 < report_cap - 1 ? report.len - 1 : report_cap - 1;
-        memcpy(report_msg, report.data + 1, len);
+    if (st.report.len > 0 && st.report.data[0] == 'E' && report_cap > 0) {
+        size_t len = st.report.len - 1 < report_cap - 1 ? st.report.len - 1 : report_cap - 1;
+        memcpy(report_msg, st.report.data + 1, len);
         report_msg[len] = '\0';
-    } else if (report.len >= 1 + sizeof(int) && report.data[0] == 'S') {
-        memcpy(child_wait_status, report.data + 1, sizeof(int));
+    } else if (st.report.len >= 1 + sizeof(int) && st.report.data[0] == 'S') {
+        memcpy(child_wait_status, st.report.data + 1, sizeof(int));
     }
-    fb_buf_free(&report);
-    return 0;
+    (void)wst;
+    fb_buf_free(&st.report);
+    return rc;
 }
