@@ -6,9 +6,12 @@ CSTD     := -std=gnu11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter -Wvla -Wpointer-arith
 HARDEN   := -fstack-protector-strong -D_FORTIFY_SOURCE=3 -fPIC
-CFLAGS   ?= -O2 -g
-CFLAGS   += $(CSTD) $(WARN) $(HARDEN) -fvisibility=hidden -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS))
-LDFLAGS  += -Wl,-z,relro -Wl,-z,now
+OPT      ?= -O2 -g
+SAN      ?=
+# CFLAGS/LDFLAGS from the command line or environment are added last, never replace ours.
+ALL_CFLAGS  = $(CSTD) $(WARN) $(HARDEN) $(OPT) $(SAN) -fvisibility=hidden -Iinclude -Isrc \
+              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS)
+ALL_LDFLAGS = -Wl,-z,relro -Wl,-z,now $(SAN) $(LDFLAGS)
 LDLIBS   += $(shell pkg-config --libs $(PKGS))
 
 LIB_SRC  := $(sort $(wildcard src/util/*.c src/core/*.c src/lang/*.c src/sandbox/*.c))
@@ -29,11 +32,11 @@ $(BUILD)/libfnbox.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(BUILD)/fnbox: $(CLI_OBJ) $(BUILD)/libfnbox.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libfnbox.a $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libfnbox.a $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/src/harness/embed.o: src/harness/embed.S $(HARNESS)
 	@mkdir -p $(@D)
@@ -41,7 +44,7 @@ $(BUILD)/src/harness/embed.o: src/harness/embed.S $(HARNESS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfnbox.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libfnbox.a $(LDLIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libfnbox.a $(LDLIBS) -lcmocka
 
 unit: $(UNIT_BIN)
 
@@ -50,8 +53,8 @@ test: all unit
 	scripts/test.sh
 
 sanitize:
-	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		LDFLAGS="-fsanitize=address,undefined" all unit
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" all unit
 
 lint:
 	scripts/lint.sh

@@ -3,13 +3,16 @@
  * root-level v0.1 fields; we accept both and refuse a field given in both places. */
 #include "core/request.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/limits.h"
 #include "util/json.h"
 
 #define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
+#define OOM(what) fb_set_error(err, "InternalError", ENOMEM, "%s", what)
 
 static const char *const k_root_fields[] = {
     "language", "code", "functionName", "args", "kwargs", "schema", "files", "mount", "workdir",
@@ -20,6 +23,8 @@ static const char *const k_reporting_fields[] = {"includeChanges", "includeConte
 
 static const char *type_name(const json_t *v)
 {
+    if (fb_json_bignum(v))
+        return "number";
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "object";
     case JSON_ARRAY: return "array";
@@ -83,7 +88,7 @@ static int parse_language_code(json_t *root, fb_request *r, fb_error *err)
         return BAD("language: required (supported: %s)", fb_lang_supported());
     if (!json_is_string(lang))
         return BAD("language: must be a string, got %s", type_name(lang));
-    r->lang = fb_lang_lookup(json_string_value(lang));
+    r->lang = strlen(json_string_value(lang)) == json_string_length(lang) ? fb_lang_lookup(json_string_value(lang)) : NULL;
     if (!r->lang)
         return BAD("language: unsupported language '%.64s'; supported: %s", json_string_value(lang),
                    fb_lang_supported());
@@ -101,52 +106,72 @@ static int parse_language_code(json_t *root, fb_request *r, fb_error *err)
         if (!json_is_string(fn))
             return BAD("functionName: must be a string, got %s", type_name(fn));
         r->function_name = json_string_value(fn);
-        if (json_string_length(fn) > FB_MAX_NAME_BYTES || !is_identifier(r->function_name))
+        if (json_string_length(fn) > FB_MAX_NAME_BYTES || strlen(r->function_name) != json_string_length(fn) ||
+            !is_identifier(r->function_name))
             return BAD("functionName: '%.64s' is not a valid function name", r->function_name);
     }
     return 0;
 }
 
-/* args: an array of positional values, or (v0.2) an object keyed by parameter name whose values are
- * either {"index": n, "value": v} (positional slot n) or a plain value (passed by name). */
+/* Puts value at args[i], padding with null; `taken` remembers which slots were given (a given null is
+ * still taken). */
+static int set_slot(json_t *args, json_t *taken, size_t i, json_t *value)
+{
+    while (json_array_size(args) <= i)
+        if (json_array_append_new(args, json_null()) < 0)
+            return -1;
+    char key[24];
+    snprintf(key, sizeof key, "%zu", i);
+    return json_array_set(args, i, value) < 0 || json_object_set_new(taken, key, json_true()) < 0 ? -1 : 0;
+}
+
+/* The v0.2 object form: keys are parameter names; {"index": n, "value": v} is positional slot n, any
+ * other value is passed by name. */
+static int parse_args_object(json_t *args, fb_request *r, fb_error *err)
+{
+    json_t *taken = json_object();
+    const char *key;
+    json_t *v;
+    int rc = taken ? 0 : OOM("args");
+    json_object_foreach(args, key, v) {
+        if (rc < 0)
+            break;
+        json_t *idx = json_object_get(v, "index");
+        if (json_is_object(v) && json_object_size(v) == 2 && idx && json_object_get(v, "value")) {
+            if (!json_is_integer(idx) || json_integer_value(idx) < 0 || json_integer_value(idx) > 10000) {
+                rc = BAD("args.%s.index: must be an integer from 0 to 10000", key);
+                break;
+            }
+            char slot[24];
+            snprintf(slot, sizeof slot, "%lld", (long long)json_integer_value(idx));
+            if (json_object_get(taken, slot))
+                rc = BAD("args.%s.index: position %s is given twice", key, slot);
+            else if (set_slot(r->args, taken, (size_t)json_integer_value(idx), json_object_get(v, "value")) < 0)
+                rc = OOM("args");
+        } else if (json_object_get(r->kwargs, key)) {
+            rc = BAD("args.%s: also given in kwargs", key);
+        } else if (json_object_set(r->kwargs, key, v) < 0) {
+            rc = OOM("args");
+        }
+    }
+    json_decref(taken);
+    return rc;
+}
+
+/* args: an array of positional values, or the v0.2 object form. kwargs: an object. */
 static int parse_args(json_t *root, fb_request *r, fb_error *err)
 {
     json_t *args = json_object_get(root, "args");
     json_t *kwargs = json_object_get(root, "kwargs");
     if (kwargs && !json_is_null(kwargs) && !json_is_object(kwargs))
         return BAD("kwargs: must be an object, got %s", type_name(kwargs));
-    r->kwargs = json_is_object(kwargs) ? json_deep_copy(kwargs) : json_object();
-    if (!args || json_is_null(args)) {
-        r->args = json_array();
-        return r->args && r->kwargs ? 0 : BAD("args: out of memory");
-    }
-    if (json_is_array(args)) {
-        r->args = json_incref(args);
-        return 0;
-    }
-    if (!json_is_object(args))
+    if (args && !json_is_null(args) && !json_is_array(args) && !json_is_object(args))
         return BAD("args: must be an array or an object, got %s", type_name(args));
-    r->args = json_array();
-    const char *key;
-    json_t *v;
-    json_object_foreach(args, key, v) {
-        json_t *idx = json_object_get(v, "index");
-        if (json_is_object(v) && json_object_size(v) == 2 && idx && json_object_get(v, "value")) {
-            if (!json_is_integer(idx) || json_integer_value(idx) < 0 || json_integer_value(idx) > 10000)
-                return BAD("args.%s.index: must be an integer from 0 to 10000", key);
-            size_t i = (size_t)json_integer_value(idx);
-            while (json_array_size(r->args) <= i)
-                json_array_append_new(r->args, json_null());
-            if (!json_is_null(json_array_get(r->args, i)))
-                return BAD("args.%s.index: position %zu is given twice", key, i);
-            json_array_set(r->args, i, json_object_get(v, "value"));
-        } else {
-            if (json_object_get(r->kwargs, key))
-                return BAD("args.%s: also given in kwargs", key);
-            json_object_set(r->kwargs, key, v);
-        }
-    }
-    return 0;
+    r->kwargs = json_is_object(kwargs) ? json_deep_copy(kwargs) : json_object();
+    r->args = json_is_array(args) ? json_incref(args) : json_array();
+    if (!r->kwargs || !r->args)
+        return OOM("request");
+    return json_is_object(args) ? parse_args_object(args, r, err) : 0;
 }
 
 static int parse_timeout(json_t *t, fb_request *r, fb_error *err)
@@ -180,7 +205,7 @@ static int parse_workdir(json_t *w, fb_request *r, fb_error *err)
         (len >= 3 && strcmp(s + len - 3, "/..") == 0))
         return BAD("workdir: must be a normalized path (no '.', '..' or '//'), got '%.64s'", s);
     for (const char *p = s; *p; p++)
-        if ((unsigned char)*p < 0x20)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
             return BAD("workdir: contains a control character");
     for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) {
         size_t n = strlen(reserved[i]);
@@ -235,7 +260,7 @@ static int parse_options(json_t *root, fb_request *r, fb_error *err)
     json_t *orep = options ? json_object_get(options, "reporting") : NULL;
     if ((ro != NULL) + (rep != NULL) + (orep != NULL) > 1)
         return BAD("reporting: give resultOptions (v0.1) or options.reporting (v0.2), not both");
-    if (parse_reporting(ro ? ro : rep ? rep : orep, ro ? "resultOptions" : "options.reporting", r, err) < 0)
+    if (parse_reporting(ro ? ro : rep ? rep : orep, ro ? "resultOptions" : rep ? "reporting" : "options.reporting", r, err) < 0)
         return -1;
     /* Workspace files and host mounts arrive with the workspace module; until then refuse them rather
      * than run the function without the files it expects. */

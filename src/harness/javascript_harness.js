@@ -31,7 +31,13 @@ const jsonStringify = JSON.stringify;
 const jsonParse = JSON.parse;
 const isArray = Array.isArray;
 const objectKeys = Object.keys;
+const defineProperty = Object.defineProperty;
+const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+const arrayFrom = Array.from;
+const SafeSet = Set;
 const bufferFrom = Buffer.from;
+const byteLength = Buffer.byteLength;
+const bigIntToString = Function.prototype.call.bind(BigInt.prototype.toString);
 const realExit = process.exit;
 const reflectApply = Reflect.apply;
 const numberValueOf = Function.prototype.call.bind(Number.prototype.valueOf);
@@ -87,6 +93,13 @@ function writeAll(fd, buf) {
   while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off);
 }
 
+function writeString(fd, s) {
+  // Small texts go straight out as a string (no Buffer); a partial write falls back to the loop.
+  const n = fs.writeSync(fd, s);
+  const len = byteLength(s, 'utf8');
+  if (n < len) writeAll(fd, bufferFrom(s, 'utf8').subarray(n));
+}
+
 // process.stdout/stderr writes are synchronous for files and pipes on Linux (Node docs, "A note on process
 // I/O"), so the function's own output is already on fds 1/2 when the result is written.
 function publish(header, body) {
@@ -94,9 +107,9 @@ function publish(header, body) {
   published = true;
   try {
     if (body === undefined) {
-      writeAll(RESULT_FD, bufferFrom(header, 'utf8'));
-    } else if (body.length < (1 << 20)) {
-      writeAll(RESULT_FD, bufferFrom(header + body, 'utf8'));
+      writeString(RESULT_FD, header);
+    } else if (body.length < (1 << 16)) {
+      writeString(RESULT_FD, header + body);
     } else {
       writeAll(RESULT_FD, bufferFrom(header, 'utf8'));
       writeAll(RESULT_FD, bufferFrom(body, 'utf8'));
@@ -138,9 +151,9 @@ function mapToObject(m) {
 
 const TYPED_ARRAY_PROTO = Object.getPrototypeOf(Uint8Array.prototype);
 const PATCHES = [
-  [BigInt.prototype, function toJSON() { sawBigInt = true; return NONCE + BigInt.prototype.toString.call(this); }],
+  [BigInt.prototype, function toJSON() { sawBigInt = true; return NONCE + bigIntToString(this); }],
   [Map.prototype, function toJSON() { return mapToObject(this); }],
-  [Set.prototype, function toJSON() { return Array.from(this); }],
+  [Set.prototype, function toJSON() { return arrayFrom(this); }],
   [TYPED_ARRAY_PROTO, function toJSON() { return base64Of(this); }],
   [Buffer.prototype, function toJSON() { return base64Of(this); }],
   [ArrayBuffer.prototype, function toJSON() { return base64Of(this); }],
@@ -150,25 +163,28 @@ if (typeof SharedArrayBuffer === 'function') {
   PATCHES.push([SharedArrayBuffer.prototype, function toJSON() { return base64Of(this); }]);
 }
 
-const BUFFER_TO_JSON = Object.getOwnPropertyDescriptor(Buffer.prototype, 'toJSON');
+const BUFFER_TO_JSON = getOwnPropertyDescriptor(Buffer.prototype, 'toJSON');
 
 function withConversions(f) {
   // A toJSON the function's code put on one of these prototypes itself stays (toJSON is honoured); Node's
   // own Buffer.prototype.toJSON ({type: 'Buffer', data: [...]}) does not.
-  const saved = PATCHES.map(([proto]) => Object.getOwnPropertyDescriptor(proto, 'toJSON'));
-  PATCHES.forEach(([proto, fn], i) => {
-    const d = saved[i];
+  const saved = [];
+  for (let i = 0; i < PATCHES.length; i++) {
+    const [proto, fn] = PATCHES[i];
+    const d = getOwnPropertyDescriptor(proto, 'toJSON');
+    saved[i] = d;
     if (d === undefined || (proto === Buffer.prototype && d.value === BUFFER_TO_JSON.value)) {
-      Object.defineProperty(proto, 'toJSON', { value: fn, writable: true, configurable: true, enumerable: false });
+      defineProperty(proto, 'toJSON', { value: fn, writable: true, configurable: true, enumerable: false });
     }
-  });
+  }
   try {
     return f();
   } finally {
-    PATCHES.forEach(([proto], i) => {
-      if (saved[i]) Object.defineProperty(proto, 'toJSON', saved[i]);
+    for (let i = 0; i < PATCHES.length; i++) {
+      const proto = PATCHES[i][0];
+      if (saved[i]) defineProperty(proto, 'toJSON', saved[i]);
       else delete proto.toJSON;
-    });
+    }
   }
 }
 
@@ -215,7 +231,7 @@ function conversionFailed(e) {
 // keys, index]; a kind-2 frame keeps the value before toJSON on the path, for cycle detection.
 function serializeIteratively(root) {
   let out = '';
-  const active = new Set();      // objects on the current path
+  const active = new SafeSet();  // objects on the current path
   const stack = [];
   let v = root;
   let key = '';
@@ -411,9 +427,11 @@ function installProcessHooks() {
 }
 
 function finish() {
-  // Leave once the microtasks and immediates the function queued have run if nothing else is pending;
-  // otherwise as soon as the event loop is empty (beforeExit), at the latest after the grace period.
-  setImmediate(() => {
+  // Once the microtasks the function queued have run (next tick), leave at once if no timer, handle or request
+  // is pending: this skips the event loop (~0.5 ms).  Otherwise leave when the event loop is empty
+  // (beforeExit), at the latest after the grace period.  (A pipe on stdout that was written to counts as
+  // pending, so a function that prints takes the second way.)
+  process.nextTick(() => {
     if (typeof process.getActiveResourcesInfo === 'function' && process.getActiveResourcesInfo().length === 0) {
       reflectApply(realExit, process, [exitStatus]);
     }

@@ -18,6 +18,7 @@
  * Failures before execve travel back on a close-on-exec pipe as "E<type>: <message>". */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -129,6 +130,12 @@ static __attribute__((noreturn)) void init_main(const child_ctx *c)
     }
     if (fb_userns_become_inner(&c->idmap, &err) < 0)
         child_fail(c->report_w, &err);
+    /* If fnbox dies (even by SIGKILL), its call dies with it. Set after the credential change, which
+     * clears it; the parent keeps its end of the sync socket open until it reaps us, so a hang-up there
+     * means it died before the prctl took effect. */
+    struct pollfd parent = {.fd = c->sync_fd, .events = POLLRDHUP};
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&parent, 1, 0) != 0)
+        _exit(126);
     if (unshare(CLONE_NEWCGROUP) < 0) { /* after joining the call's cgroup, so that it is our root */
         fb_set_error(&err, "KernelFeatureMissing", errno, "unshare(CLONE_NEWCGROUP)");
         child_fail(c->report_w, &err);
@@ -160,11 +167,17 @@ static __attribute__((noreturn)) void init_main(const child_ctx *c)
             char msg[1 + sizeof(int)] = {'S'};
             memcpy(msg + 1, &st, sizeof st);
             (void)fb_write_all(c->report_w, msg, sizeof msg);
-            _exit(0); /* the kernel now kills whatever the program left behind */
+            break;
         }
         if (r < 0 && errno != EINTR)
             _exit(125);
     }
+    /* Kill and reap what the program left behind ourselves (rather than leave it to the kernel when we
+     * exit), so that its CPU time is in our children's rusage, which the parent reads. */
+    kill(-1, SIGKILL);
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+        ;
+    _exit(0);
 }
 
 typedef struct run_fds {

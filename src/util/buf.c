@@ -43,6 +43,7 @@ char *fb_buf_steal(fb_buf *b, size_t *len)
 {
     if (buf_reserve(b, b->len) < 0)
         return NULL;
+    b->data[b->len] = '\0';
     char *p = b->data;
     if (len)
         *len = b->len;

@@ -26,10 +26,48 @@ static void marker_init(void)
     g_marker_len = (size_t)n + 1;
 }
 
+static size_t digits(const char *s, size_t i, size_t n)
+{
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++;
+    return i;
+}
+
+/* Is s[0..n) exactly a JSON number (RFC 8259: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)? Only
+ * such tokens are ever rewritten; anything else is left for jansson to refuse. */
+static bool is_json_number(const char *s, size_t n)
+{
+    size_t i = 0, j;
+    if (i < n && s[i] == '-')
+        i++;
+    if (i < n && s[i] == '0')
+        i++;
+    else if (i < n && s[i] >= '1' && s[i] <= '9')
+        i = digits(s, i, n);
+    else
+        return false;
+    if (i < n && s[i] == '.') {
+        if ((j = digits(s, i + 1, n)) == i + 1)
+            return false;
+        i = j;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if ((j = digits(s, i, n)) == i)
+            return false;
+        i = j;
+    }
+    return i == n;
+}
+
 /* Does the number token s[0..n) fit jansson: an int64 integer, or a real of finite double range? */
 static bool number_fits(const char *s, size_t n)
 {
     char tok[400];
+    if (!is_json_number(s, n))
+        return true; /* not a number: jansson reports it */
     if (n >= sizeof tok)
         return false;
     memcpy(tok, s, n);
@@ -61,16 +99,56 @@ static int append_marked(fb_buf *b, const char *tok, size_t n)
                : 0;
 }
 
+/* Where the rewritten text grew, so that jansson's error positions can be mapped back. */
+typedef struct edits {
+    struct edit {
+        size_t new_end; /* offset just past the marked string in the rewritten text */
+        size_t grew;    /* bytes added */
+        int line;       /* 1-based line (numbers never span lines) */
+    } *e;
+    size_t n, cap;
+} edits;
+
+static int edits_add(edits *ed, size_t new_end, size_t grew, int line)
+{
+    if (ed->n == ed->cap) {
+        size_t cap = ed->cap ? ed->cap * 2 : 8;
+        struct edit *p = realloc(ed->e, cap * sizeof *p);
+        if (!p)
+            return -1;
+        ed->e = p;
+        ed->cap = cap;
+    }
+    ed->e[ed->n++] = (struct edit){new_end, grew, line};
+    return 0;
+}
+
+static void map_error(const edits *ed, json_error_t *jerr)
+{
+    size_t pos = (size_t)jerr->position, back = 0;
+    int col_back = 0;
+    for (size_t i = 0; i < ed->n && ed->e[i].new_end <= pos; i++) {
+        back += ed->e[i].grew;
+        if (ed->e[i].line == jerr->line)
+            col_back += (int)ed->e[i].grew;
+    }
+    jerr->position = (int)(pos - back);
+    jerr->column -= col_back;
+}
+
 /* Returns a rewritten copy when some number does not fit, NULL (and *none=1) when none needs it. */
-static char *mark_numbers(const char *text, size_t len, size_t *out_len, int *none)
+static char *mark_numbers(const char *text, size_t len, size_t *out_len, int *none, edits *ed)
 {
     fb_buf b;
     fb_buf_init(&b, (size_t)-1 / 2);
     size_t copied = 0;
     bool in_str = false;
+    int line = 1;
     *none = 1;
     for (size_t i = 0; i < len; i++) {
         char c = text[i];
+        if (c == '\n')
+            line++;
         if (in_str) {
             if (c == '\\')
                 i++;
@@ -87,7 +165,9 @@ static char *mark_numbers(const char *text, size_t len, size_t *out_len, int *no
         size_t n = number_len(text + i, len - i);
         if (!number_fits(text + i, n)) {
             *none = 0;
-            if (fb_buf_append(&b, text + copied, i - copied) < 0 || append_marked(&b, text + i, n) < 0) {
+            size_t before = b.len + (i - copied);
+            if (fb_buf_append(&b, text + copied, i - copied) < 0 || append_marked(&b, text + i, n) < 0 ||
+                edits_add(ed, b.len, b.len - before - n, line) < 0) {
                 fb_buf_free(&b);
                 return NULL;
             }
@@ -109,11 +189,19 @@ json_t *fb_json_loadb(const char *text, size_t len, size_t flags, json_error_t *
     pthread_once(&g_once, marker_init);
     int none = 1;
     size_t mlen = 0;
-    char *marked = mark_numbers(text, len, &mlen, &none);
-    if (!marked && !none)
+    edits ed = {0};
+    char *marked = mark_numbers(text, len, &mlen, &none, &ed);
+    if (!marked && !none) {
+        free(ed.e);
+        if (jerr)
+            snprintf(jerr->text, sizeof jerr->text, "out of memory");
         return NULL;
+    }
     json_t *v = json_loadb(marked ? marked : text, marked ? mlen : len, flags | JSON_ALLOW_NUL, jerr);
+    if (!v && marked && jerr)
+        map_error(&ed, jerr); /* its positions refer to the rewritten text */
     free(marked);
+    free(ed.e);
     return v;
 }
 
