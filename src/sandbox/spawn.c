@@ -309,7 +309,12 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     fb_close(&f.input[0]);
     if (release_and_supervise(spec, &pid, &idmap, &cg, &f, out, err) < 0)
         goto done;
-    fb_cgroup_read_stats(&cg, &out->peak_memory_bytes, &out->oom_killed);
+    /* Peak memory: the larger of the biggest process's RSS and the cgroup's peak (which adds tmpfs and
+     * page cache, but starts counting only once the program joined it). */
+    uint64_t cg_peak = 0;
+    fb_cgroup_read_stats(&cg, &cg_peak, &out->oom_killed);
+    if (cg_peak > out->peak_memory_bytes)
+        out->peak_memory_bytes = cg_peak;
     if (read_result(f.result, &out->result, err) < 0)
         goto done;
     rc = 0;

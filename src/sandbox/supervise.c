@@ -158,7 +158,7 @@ static int reap(pid_t pid, double start, fb_sandbox_outcome *out, int *wait_stat
     out->wall_ms = now_ms() - start;
     out->cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
                   (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
-    out->peak_memory_bytes = (uint64_t)ru.ru_maxrss * 1024; /* the cgroup's figure replaces it if there is one */
+    out->peak_memory_bytes = (uint64_t)ru.ru_maxrss * 1024; /* of the largest process */
     return 0;
 }
 
