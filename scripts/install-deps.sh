@@ -18,7 +18,7 @@ done
 if command -v node >/dev/null 2>&1; then
   missing=("${missing[@]/nodejs}")
 fi
-missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | grep -v '^$' || true)
 if ((${#missing[@]})); then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive

@@ -472,11 +472,10 @@ function declaredFunctions(code) {
 }
 
 function isClass(f) {
-  try {
-    return /^class\b/.test(Function.prototype.toString.call(f));
-  } catch (e) {
-    return false;
-  }
+  // A class constructor's `prototype` is read-only; a function's is writable; an arrow function has none.
+  // (No regular expression on the success path: the first one costs ~0.2 ms.)
+  const d = getOwnPropertyDescriptor(f, 'prototype');
+  return d !== undefined && d.writable === false;
 }
 
 // import() in the user's code: Node's default ESM loader, resolving from the working directory (the
@@ -493,7 +492,8 @@ if (IMPORT_DYNAMICALLY) {
 }
 
 function makeContext(workdir) {
-  const dir = workdir.length > 1 ? workdir.replace(/\/+$/, '') : workdir;
+  let dir = workdir;
+  while (dir.length > 1 && dir.charCodeAt(dir.length - 1) === 47 /* / */) dir = dir.slice(0, -1);
   const filename = (dir === '/' ? '' : dir) + '/' + USER_FILE;
   const mod = new Module(filename, null);
   mod.filename = filename;

@@ -6,7 +6,8 @@
 #include <unistd.h>
 
 static const fb_lang_driver *const k_drivers[] = {&fb_lang_python, &fb_lang_javascript};
-#define NDRIVERS (sizeof k_drivers / sizeof *k_drivers)
+enum { NDRIVERS = 2 };
+_Static_assert(sizeof k_drivers == NDRIVERS * sizeof(void *), "NDRIVERS matches the registry");
 
 const fb_lang_driver *fb_lang_at(size_t i)
 {

@@ -87,7 +87,9 @@ static json_t *stringify_bigints(json_t *v)
         json_t *o = json_object();
         const char *key;
         json_t *child;
-        json_object_foreach(v, key, child) json_object_set_new(o, key, stringify_bigints(child));
+        json_object_foreach(v, key, child) {
+            json_object_set_new(o, key, stringify_bigints(child));
+        }
         return o;
     }
     return json_incref(v);
