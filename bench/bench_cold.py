@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Cold-call benchmark: N sandboxed `fnbox call` runs of a trivial Python and JS function against the bare
+interpreter running the same function and printing the same JSON result, alternating in one run so both
+see the same machine state. Prints median, p90 and the fnbox/bare ratios per language.
+
+    bench/bench_cold.py [-n 30] [--fnbox build/fnbox]
+
+The bare Python run is `/usr/bin/python3 -c` (with site, as a user would run it); a second bare row,
+`python3 -I -S`, matches the flags the harness uses, to show what site import alone costs.
+Bare runs get a minimal environment (PATH, LANG), like the sandbox: variables such as NODE_EXTRA_CA_CERTS
+or PYTHONSTARTUP in the caller's environment would otherwise slow the bare side down (NODE_EXTRA_CA_CERTS
+alone adds ~20 ms to every node start). --host-env runs the bare side with the caller's environment.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+PY_FN = "def add(a, b):\n    return a + b\n"
+JS_FN = "function add(a, b) {\n  return a + b;\n}\n"
+PY_BARE = PY_FN + "import json\nprint(json.dumps(add(1, 2)))\n"
+JS_BARE = JS_FN + "console.log(JSON.stringify(add(1, 2)));\n"
+
+
+BARE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+def timed(argv, stdin=None, env=None):
+    t0 = time.perf_counter()
+    p = subprocess.run(argv, input=stdin, capture_output=True, env=env)
+    dt = (time.perf_counter() - t0) * 1000.0
+    return dt, p
+
+
+def check_fnbox(p):
+    if p.returncode != 0:
+        sys.exit(f"fnbox failed (exit {p.returncode}): {p.stdout[:500]!r} {p.stderr[:500]!r}")
+    r = json.loads(p.stdout)
+    if r.get("status") != "success" or r.get("result") != 3:
+        sys.exit(f"fnbox call did not succeed: {p.stdout[:800]!r}")
+
+
+def check_bare(p):
+    if p.returncode != 0 or p.stdout.strip() != b"3":
+        sys.exit(f"bare run failed (exit {p.returncode}): {p.stdout[:300]!r} {p.stderr[:300]!r}")
+
+
+def pct(values, q):
+    s = sorted(values)
+    k = (len(s) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-n", type=int, default=30, help="timed calls per case (default 30)")
+    ap.add_argument("--fnbox", default=os.environ.get("FNBOX") or str(REPO / "build" / "fnbox"))
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--budget", type=float, default=110.0, help="stop early after this many seconds")
+    ap.add_argument("--host-env", action="store_true", help="bare runs inherit the caller's environment")
+    a = ap.parse_args()
+    env = None if a.host_env else BARE_ENV
+
+    node = shutil.which("node") or shutil.which("nodejs")
+    if not node:
+        sys.exit("node not found")
+    py_req = json.dumps({"language": "python", "code": PY_FN, "functionName": "add", "args": [1, 2]}).encode()
+    js_req = json.dumps({"language": "javascript", "code": JS_FN, "functionName": "add", "args": [1, 2]}).encode()
+
+    cases = [
+        ("python fnbox", lambda: timed([a.fnbox, "call", "-"], py_req), check_fnbox),
+        ("python bare", lambda: timed(["/usr/bin/python3", "-c", PY_BARE], env=env), check_bare),
+        ("python bare -I -S", lambda: timed(["/usr/bin/python3", "-I", "-S", "-c", PY_BARE], env=env), check_bare),
+        ("node fnbox", lambda: timed([a.fnbox, "call", "-"], js_req), check_fnbox),
+        ("node bare", lambda: timed([node, "-e", JS_BARE], env=env), check_bare),
+    ]
+    times = {name: [] for name, _, _ in cases}
+    for _ in range(a.warmup):
+        for name, run, check in cases:
+            check(run()[1])
+    start = time.monotonic()
+    for i in range(a.n):
+        for name, run, check in cases:  # alternate: one of each per round
+            dt, p = run()
+            check(p)
+            times[name].append(dt)
+        if time.monotonic() - start > a.budget:
+            print(f"(time budget reached after {i + 1} rounds)", file=sys.stderr)
+            break
+
+    n = len(times["python fnbox"])
+    print(f"fnbox cold-call benchmark: {n} rounds, {os.cpu_count()} CPUs, fnbox={a.fnbox}, "
+          f"bare env: {'caller' if a.host_env else 'minimal'}")
+    print(f"{'case':<20}{'median ms':>11}{'p90 ms':>10}{'min ms':>10}")
+    for name, _, _ in cases:
+        v = times[name]
+        print(f"{name:<20}{statistics.median(v):>11.1f}{pct(v, 0.9):>10.1f}{min(v):>10.1f}")
+    for lang, bare in (("python", "python bare"), ("node", "node bare")):
+        f, b = times[f"{lang} fnbox"], times[bare]
+        print(f"ratio {lang} fnbox/bare: median {statistics.median(f) / statistics.median(b):.2f}x, "
+              f"p90 {pct(f, 0.9) / pct(b, 0.9):.2f}x")
+    f, b = times["python fnbox"], times["python bare -I -S"]
+    print(f"ratio python fnbox/bare(-I -S): median {statistics.median(f) / statistics.median(b):.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Every fnbox test, as run by `make test` (the README's test command):
+#   1. the cmocka unit tests (build/tests/*/test_*) and the pytest suites tests/integration + tests/security
+#      against build/fnbox;
+#   2. `make sanitize`, then the same unit tests and suites against the ASan+UBSan build (build-asan/).
+# Ends with exactly one line "N passed, M failed" (totals over everything) and exits non-zero if anything
+# failed or nothing ran.
+#
+# Environment: SANITIZE=0 skips pass 2; PYTHON (default /usr/bin/python3, which has pytest);
+# PYTEST_ARGS adds arguments to both pytest runs (e.g. PYTEST_ARGS="-k roundtrip -x").
+# Nothing is written into the repository besides the build directories (no .pytest_cache, no __pycache__).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+PYTHON=${PYTHON:-/usr/bin/python3}
+MAKE=${MAKE:-make}
+SANITIZE=${SANITIZE:-1}
+UNIT_TIMEOUT=${UNIT_TIMEOUT:-300}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fnbox-test.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+export PYTHONDONTWRITEBYTECODE=1
+
+PASSED=0
+FAILED=0
+
+say() { printf '== %s\n' "$*"; }
+
+# run_units BUILD_DIR LABEL: every cmocka binary under BUILD_DIR/tests, TAP output counted per test.
+run_units() {
+    local build=$1 label=$2 bin out rc planned ok notok n=0
+    local bins=()
+    while IFS= read -r bin; do bins+=("$bin"); done < <(find "$build/tests" -type f -name 'test_*' -perm -u+x 2>/dev/null | sort)
+    if [ ${#bins[@]} -eq 0 ]; then
+        say "$label: no unit test binaries under $build/tests"
+        FAILED=$((FAILED + 1))
+        return
+    fi
+    for bin in "${bins[@]}"; do
+        out="$TMP/unit.out"
+        CMOCKA_MESSAGE_OUTPUT=TAP timeout "$UNIT_TIMEOUT" "$bin" >"$out" 2>"$TMP/unit.err"
+        rc=$?
+        planned=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$out" | head -n1)
+        ok=$(grep -c '^ok [0-9]' "$out")
+        notok=$(grep -c '^not ok [0-9]' "$out")
+        # tests that never reported (the binary crashed or hung) count as failures
+        if [ -n "$planned" ] && [ "$planned" -gt $((ok + notok)) ]; then
+            notok=$((planned - ok))
+        fi
+        if [ "$rc" -ne 0 ] && [ "$notok" -eq 0 ]; then
+            notok=1
+        fi
+        if [ "$notok" -ne 0 ] || [ "$rc" -ne 0 ]; then
+            say "$label: FAIL $bin (exit $rc, $ok passed, $notok failed)"
+            grep -v '^ok [0-9]' "$out" | head -n 60
+            head -n 60 "$TMP/unit.err"
+        fi
+        PASSED=$((PASSED + ok))
+        FAILED=$((FAILED + notok))
+        n=$((n + ok + notok))
+    done
+    say "$label: ${#bins[@]} unit test binaries, $n tests"
+}
+
+# run_pytest FNBOX_BINARY LABEL: the integration and security suites against one binary.
+run_pytest() {
+    local fnbox=$1 label=$2 xml="$TMP/$2.xml" rc counts p f
+    if [ ! -x "$fnbox" ]; then
+        say "$label: $fnbox missing, pytest not run"
+        FAILED=$((FAILED + 1))
+        return
+    fi
+    say "$label: pytest tests/integration tests/security with FNBOX=$fnbox"
+    # shellcheck disable=SC2086
+    FNBOX="$fnbox" "$PYTHON" -m pytest -p no:cacheprovider -q -rfE --junitxml="$xml" \
+        tests/integration tests/security ${PYTEST_ARGS:-}
+    rc=$?
+    if [ ! -s "$xml" ]; then
+        say "$label: pytest exited $rc without a report"
+        FAILED=$((FAILED + 1))
+        return
+    fi
+    counts=$("$PYTHON" - "$xml" <<'EOF'
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+t = f = e = s = 0
+for su in suites:
+    t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
+    e += int(su.get("errors", 0)); s += int(su.get("skipped", 0))
+print(t - f - e - s, f + e)
+EOF
+)
+    read -r p f <<<"$counts"
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        f=1  # interrupted, internal error, or nothing collected
+    fi
+    say "$label: $p passed, $f failed"
+    PASSED=$((PASSED + p))
+    FAILED=$((FAILED + f))
+}
+
+say "build: $MAKE all unit"
+if $MAKE --no-print-directory all unit; then
+    run_units build "unit"
+    run_pytest build/fnbox "pytest"
+else
+    say "build failed"
+    FAILED=$((FAILED + 1))
+fi
+
+if [ "$SANITIZE" != 0 ]; then
+    say "build: $MAKE sanitize (ASan + UBSan)"
+    if $MAKE --no-print-directory sanitize; then
+        export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0
+        export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+        run_units build-asan "unit-asan"
+        run_pytest build-asan/fnbox "pytest-asan"
+    else
+        say "sanitize build failed"
+        FAILED=$((FAILED + 1))
+    fi
+fi
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]

@@ -1,0 +1,183 @@
+"""Helpers shared by the integration and security suites: run the real `fnbox` CLI and check its answer.
+
+The binary under test is $FNBOX (absolute, or relative to the current directory), default
+<repo>/build/fnbox, so the same suites run against the sanitizer build (FNBOX=build-asan/fnbox).
+"""
+import json
+import os
+import secrets
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FNBOX = os.path.abspath(os.environ.get("FNBOX") or str(REPO / "build" / "fnbox"))
+
+# Every language the suites run against, by canonical name.
+LANGS = ["python", "javascript"]
+STATUSES = {"success", "error", "crash", "timeout", "terminated"}
+
+# Text a sanitizer prints when it finds a bug; any of these on fnbox's stderr fails the test, whatever
+# else the test checks (an ASan report is a bug even when the JSON looks right).
+SANITIZER_MARKERS = (
+    "ERROR: AddressSanitizer",
+    "ERROR: LeakSanitizer",
+    "LeakSanitizer has encountered a fatal error",
+    "runtime error:",
+    "SUMMARY: UndefinedBehaviorSanitizer",
+)
+
+
+class CallResult(tuple):
+    """(result, exit_code, stderr), plus .raw (stdout text) and .elapsed (seconds)."""
+
+    def __new__(cls, result, code, stderr, raw, elapsed):
+        self = tuple.__new__(cls, (result, code, stderr))
+        self.result, self.code, self.stderr, self.raw, self.elapsed = result, code, stderr, raw, elapsed
+        return self
+
+
+def require_binary():
+    if not os.access(FNBOX, os.X_OK):
+        pytest.fail(f"fnbox binary not found or not executable: {FNBOX} (run `make`, or set FNBOX)")
+
+
+def check_sanitizers(stderr):
+    for marker in SANITIZER_MARKERS:
+        if marker in stderr:
+            pytest.fail(f"sanitizer report on fnbox's stderr ({marker!r}):\n{stderr[-6000:]}")
+
+
+def run_cli(argv, input=None, timeout=60, env=None):
+    """Run `fnbox <argv...>`; returns CompletedProcess with bytes stdout/stderr. Fails on sanitizer output."""
+    require_binary()
+    if isinstance(input, str):
+        input = input.encode("utf-8")
+    try:
+        proc = subprocess.run([FNBOX, *argv], input=input, capture_output=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"`fnbox {' '.join(argv)}` did not return within {timeout}s; stderr: {e.stderr!r:.2000}")
+    check_sanitizers(proc.stderr.decode("utf-8", "replace"))
+    return proc
+
+
+def parse_one_result(stdout_bytes):
+    """stdout must hold exactly one JSON object (the ExecutionResult) and nothing else."""
+    try:
+        text = stdout_bytes.decode("utf-8")
+    except UnicodeDecodeError as e:
+        pytest.fail(f"fnbox stdout is not valid UTF-8 ({e}): {stdout_bytes[:300]!r}")
+    try:
+        result = json.loads(text)  # rejects trailing data; keeps big integers exact
+    except json.JSONDecodeError as e:
+        pytest.fail(f"fnbox stdout is not exactly one JSON document ({e}): {text[:600]!r}")
+    if not isinstance(result, dict):
+        pytest.fail(f"fnbox stdout is JSON but not an object: {text[:300]!r}")
+    return result, text
+
+
+def check_shape(result, code):
+    """The ExecutionResult invariants every answer must satisfy."""
+    assert result.get("status") in STATUSES, f"bad status in {result!r:.600}"
+    assert result.get("success") is (result["status"] == "success"), f"success/status disagree: {result!r:.600}"
+    if result["status"] != "success":
+        err = result.get("error")
+        assert isinstance(err, dict) and isinstance(err.get("message"), str), f"error object missing: {result!r:.600}"
+    if code == 0:
+        for field in ("stdout", "stderr"):
+            assert isinstance(result.get(field), str), f"{field} missing or not a string: {result!r:.600}"
+        assert isinstance(result.get("exitCode"), int), f"exitCode missing: {result!r:.600}"
+        if result["status"] == "success":
+            assert result["exitCode"] == 0, f"success with exitCode {result['exitCode']}"
+        if result["status"] == "timeout":
+            assert result["exitCode"] == 124, f"timeout with exitCode {result['exitCode']}"
+
+
+def call(request, timeout=60, env=None, argv=("call", "-")):
+    """Run `fnbox call -` on one request (a dict, or raw text/bytes sent verbatim).
+
+    Returns CallResult (result, exit_code, stderr). Fails the test if stdout is not exactly one JSON
+    object, if the exit code is neither 0 nor 2, or if a sanitizer reported anything."""
+    raw = request if isinstance(request, (str, bytes)) else json.dumps(request)
+    t0 = time.monotonic()
+    proc = run_cli(list(argv), input=raw, timeout=timeout, env=env)
+    elapsed = time.monotonic() - t0
+    stderr = proc.stderr.decode("utf-8", "replace")
+    result, text = parse_one_result(proc.stdout)
+    assert proc.returncode in (0, 2), f"fnbox exited {proc.returncode}; stderr: {stderr[-2000:]}"
+    check_shape(result, proc.returncode)
+    return CallResult(result, proc.returncode, stderr, text, elapsed)
+
+
+def req(lang, code, fn=None, args=None, kwargs=None, **extra):
+    """Build a flat v0.1 request."""
+    r = {"language": lang, "code": code}
+    if fn is not None:
+        r["functionName"] = fn
+    if args is not None:
+        r["args"] = args
+    if kwargs is not None:
+        r["kwargs"] = kwargs
+    r.update(extra)
+    return r
+
+
+def describe(result):
+    return json.dumps(result, ensure_ascii=False)[:1500]
+
+
+def ok(res):
+    """Assert a call succeeded and return its `result` value."""
+    result, code, stderr = res
+    assert code == 0, f"exit {code}: {describe(result)}"
+    assert result["status"] == "success", f"expected success: {describe(result)}\nstderr: {stderr[-1500:]}"
+    return result.get("result")
+
+
+def failed(res, status="error"):
+    """Assert a call produced a result with the given non-success status; return its error object."""
+    result, code, stderr = res
+    assert code == 0, f"exit {code} (a result was produced, expected 0): {describe(result)}"
+    assert result["status"] == status, f"expected status {status}: {describe(result)}"
+    assert result["success"] is False
+    return result["error"]
+
+
+def marker():
+    """A unique string to tag processes/files a test creates."""
+    return "fnboxmark" + secrets.token_hex(8)
+
+
+def host_pids_matching(text):
+    """Host processes whose command line or comm contains `text` (scans /proc; pid namespaces nest, so
+    sandboxed processes are visible here under their host pids)."""
+    found = []
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            with open(f"/proc/{entry}/comm", "rb") as f:
+                comm = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if text in cmd or text in comm:
+            found.append((int(entry), cmd or comm))
+    return found
+
+
+def assert_no_survivors(text, grace=0.2):
+    """After `grace` seconds, no host process may carry `text`. Kills stragglers (ours) before failing."""
+    time.sleep(grace)
+    left = host_pids_matching(text)
+    for pid, _ in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert not left, f"processes outlived the call: {left}"

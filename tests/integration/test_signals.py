@@ -1,0 +1,89 @@
+"""The CLI interrupted: SIGTERM/SIGINT end the call with status "terminated" (exit code 143 in the
+result) and kill the sandbox; SIGKILL of the CLI itself must not leave the sandbox running either."""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from fnboxlib import FNBOX, assert_no_survivors, check_sanitizers, describe, host_pids_matching, marker, \
+    parse_one_result, require_binary
+
+
+def sleeper(mark):
+    return ("import subprocess, sys, time\n"
+            "def f():\n"
+            f"    subprocess.Popen([sys.executable, '-c', 'import time\\ntime.sleep(60)', {mark!r}])\n"
+            "    print('started', flush=True)\n"
+            "    time.sleep(60)\n")
+
+
+def start(mark, out, err):
+    require_binary()
+    p = subprocess.Popen([FNBOX, "call", "-"], stdin=subprocess.PIPE, stdout=out, stderr=err)
+    p.stdin.write(json.dumps({"language": "python", "code": sleeper(mark), "timeout": 30}).encode())
+    p.stdin.close()
+    p.stdin = None  # so communicate() does not flush it
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not host_pids_matching(mark):
+        time.sleep(0.05)
+    assert host_pids_matching(mark), "the sandboxed child never started"
+    return p
+
+
+def kill_namespace_of(mark):
+    """Cleanup after a failure: kill every process in the marked process's pid namespace (ours)."""
+    for pid, _ in host_pids_matching(mark):
+        try:
+            ns = os.readlink(f"/proc/{pid}/ns/pid")
+        except OSError:
+            continue
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    if os.readlink(f"/proc/{entry}/ns/pid") == ns:
+                        os.kill(int(entry), signal.SIGKILL)
+                except OSError:
+                    pass
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_term_signal_gives_terminated_result(sig):
+    mark = marker()
+    p = start(mark, subprocess.PIPE, subprocess.PIPE)
+    try:
+        t0 = time.monotonic()
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=10)
+        elapsed = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+        kill_namespace_of(mark)
+    check_sanitizers(err.decode("utf-8", "replace"))
+    result, _ = parse_one_result(out)
+    assert p.returncode == 0, f"exit {p.returncode}"
+    assert result["status"] == "terminated", describe(result)
+    assert result["exitCode"] == 143
+    assert "started" in result["stdout"]
+    assert elapsed < 3, f"took {elapsed:.2f}s to stop"
+    assert_no_survivors(mark)
+
+
+def test_cli_killed_sandbox_dies_too():
+    """SIGKILL cannot be handled: the sandbox must die with its supervisor (e.g. PR_SET_PDEATHSIG on the
+    sandbox's init), not keep running for the rest of its 30 s timeout."""
+    mark = marker()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = start(mark, out, err)
+        try:
+            p.kill()
+            p.wait(timeout=10)
+            time.sleep(0.5)
+            left = host_pids_matching(mark)
+        finally:
+            kill_namespace_of(mark)
+    assert not left, f"sandboxed processes outlived the SIGKILLed CLI: {left}"

@@ -1,0 +1,76 @@
+"""Defence: read-only bind mounts of the system dirs, a read-only sandbox root, and a private /tmp
+(fresh tmpfs). Writes to /usr, /etc, /, /bin, /proc/sys are refused; a write to /tmp stays inside the
+sandbox and never appears on the host; only the workspace is writable."""
+import os
+import secrets
+
+
+from fnboxlib import call, describe, ok, req
+
+WRITER = {
+    "python": ("import os\n"
+               "def f(paths):\n"
+               "    out = {}\n"
+               "    for p in paths:\n"
+               "        try:\n"
+               "            with open(p, 'w') as fh:\n"
+               "                fh.write('pwned')\n"
+               "            out[p] = 'WROTE'\n"
+               "        except Exception as e:\n"
+               "            out[p] = 'DENIED:' + type(e).__name__\n"
+               "    return out\n"),
+    "javascript": ("const fs = require('fs');\n"
+                   "function f(paths) {\n"
+                   "  const out = {};\n"
+                   "  for (const p of paths) {\n"
+                   "    try { fs.writeFileSync(p, 'pwned'); out[p] = 'WROTE'; }\n"
+                   "    catch (e) { out[p] = 'DENIED:' + (e.code || e.name); }\n"
+                   "  }\n"
+                   "  return out;\n}\n"),
+}
+
+MUST_FAIL_DIRS = ["/usr", "/usr/bin", "/usr/lib", "/etc", "/", "/bin", "/lib", "/var", "/root", "/.fnbox"]
+
+
+def test_writes_outside_workspace(lang):
+    tok = "fnbox-write-" + secrets.token_hex(6)
+    must_fail = [os.path.join(d, tok) for d in MUST_FAIL_DIRS]
+    must_fail += ["/proc/sys/kernel/hostname", "/proc/sysrq-trigger", "/sys/kernel/" + tok]
+    private = ["/tmp/" + tok]
+    allowed = ["/workspace/" + tok]
+    host_paths = [os.path.join(d, tok) for d in MUST_FAIL_DIRS] + ["/tmp/" + tok]
+    try:
+        got = ok(call(req(lang, WRITER[lang], "f", [must_fail + private + allowed])))
+        wrote = [p for p in must_fail if got.get(p) == "WROTE"]
+        assert not wrote, f"writes outside the workspace succeeded inside the sandbox: {wrote}"
+        assert got[allowed[0]] == "WROTE", f"the workspace must be writable: {describe(got)}"
+        leaked = [p for p in host_paths if os.path.lexists(p)]
+        assert not leaked, f"sandbox writes reached the host: {leaked}"
+    finally:
+        for p in host_paths:
+            if os.path.lexists(p) and not os.path.isdir(p):
+                os.unlink(p)
+
+
+def test_private_tmp_is_fresh_per_call():
+    """A file left in /tmp by one call is not visible to the next (nor on the host)."""
+    tok = "fnbox-tmp-" + secrets.token_hex(6)
+    code = ("import os\ndef f(tok, write):\n    p = '/tmp/' + tok\n    existed = os.path.exists(p)\n"
+            "    if write:\n        open(p, 'w').write('x')\n    return existed\n")
+    assert ok(call(req("python", code, "f", [tok, True]))) is False
+    assert ok(call(req("python", code, "f", [tok, False]))) is False
+    assert not os.path.exists("/tmp/" + tok)
+
+
+def test_no_device_escape():
+    """Only a minimal /dev: no disks, no /dev/mem; mknod refused."""
+    code = ("import os, stat\ndef f():\n"
+            "    out = {'dev': sorted(os.listdir('/dev'))}\n"
+            "    try:\n        os.mknod('/workspace/sda', 0o600 | stat.S_IFBLK, os.makedev(8, 0))\n"
+            "        out['mknod'] = 'CREATED'\n"
+            "    except OSError as e:\n        out['mknod'] = 'DENIED'\n"
+            "    return out\n")
+    got = ok(call(req("python", code, "f", [])))
+    assert got["mknod"] == "DENIED", describe(got)
+    bad = [d for d in got["dev"] if d in ("mem", "kmem", "port", "sda", "vda", "nvme0", "nvme0n1", "kmsg")]
+    assert not bad, f"host devices visible in the sandbox's /dev: {bad}"
