@@ -9,9 +9,9 @@
 // so there is nothing to do for fd 3; fd 4 is closed as soon as the input is read.  child_process only passes
 // the stdio it is asked to pass in any case.
 //
-// Start-up cost (measured with performance.now() inside the harness, ~1.5 ms in all on a trivial call): no
-// module is required but fs and vm; util loads only for errors.  Regular expressions are compiled lazily by
-// V8 (~0.1-0.2 ms each on first use), so the success path uses none.
+// Start-up cost (~1-1.5 ms of harness work on a trivial call, measured with performance.now()): no module is
+// required but fs and vm; util loads only for errors.  V8 compiles a regular expression on its first use
+// (~0.1-0.2 ms), so the success path uses none.
 
 const fs = require('fs');
 const vm = require('vm');
@@ -428,9 +428,9 @@ function installProcessHooks() {
 
 function finish() {
   // Once the microtasks the function queued have run (next tick), leave at once if no timer, handle or request
-  // is pending: this skips the event loop (~0.5 ms).  Otherwise leave when the event loop is empty
-  // (beforeExit), at the latest after the grace period.  (A pipe on stdout that was written to counts as
-  // pending, so a function that prints takes the second way.)
+  // is pending, without entering the event loop.  Otherwise leave when the event loop is empty (beforeExit),
+  // at the latest after the grace period.  (A pipe on stdout that was written to counts as pending, so a
+  // function that prints takes the second way.)
   process.nextTick(() => {
     if (typeof process.getActiveResourcesInfo === 'function' && process.getActiveResourcesInfo().length === 0) {
       reflectApply(realExit, process, [exitStatus]);

@@ -87,7 +87,7 @@ def _loads(text):
     except StopIteration as e:
         raise ValueError('invalid JSON at offset %d' % e.value) from None
     except (RecursionError, ValueError):
-        # Nesting past the recursion limit (1000), or an int past 4300 digits: the careful loader.
+        # Nesting past the recursion limit, or an int past 4300 digits: the careful loader.
         _cold('input')
         obj, end = _loads_hard(text, i)     # noqa: F821 (cold)
     if end != len(text) and text[end:].strip(' \t\n\r'):
@@ -170,10 +170,11 @@ class _Quitter:
 def _setup_environment(workdir):
     path = sys.path
     v = 'python%d.%d' % sys.version_info[:2]
-    # The directories Debian's site.py adds (the user site stays off, as with -I), with the path lines of
-    # their .pth files; `import` lines are not run (they cost imports: os, setuptools' distutils shim).
+    # The directories Debian's site.py adds (the user site stays off, as with -I), then the site-packages of a
+    # non-Debian build, with the path lines of their .pth files; `import` lines are not run (they cost
+    # imports: os, setuptools' distutils shim).
     for d in ('/usr/local/lib/%s/dist-packages' % v, '/usr/lib/python3/dist-packages',
-              '/usr/lib/%s/dist-packages' % v):
+              '/usr/lib/%s/dist-packages' % v, '%s/lib/%s/site-packages' % (sys.prefix, v)):
         try:
             names = _os.listdir(d)
         except OSError:
@@ -311,27 +312,84 @@ _HARNESS_FILE = _main.__code__.co_filename
 
 _COLD['input'] = (sys._getframe().f_lineno, r'''
 
-def _deep_recursion_limit():
-    # The C scanner recurses on the C stack: ~85-170 bytes per nesting level (3.11; 8 MB held 50,000 levels
-    # but not 100,000).  Allow one level per 400 bytes of the stack rlimit: 20,000 levels with 8 MB.
-    import resource
-    soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
-    if soft <= 0 or soft == resource.RLIM_INFINITY:
-        soft = 8 << 20
-    return max(sys.getrecursionlimit(), min(soft // 400, 200000))
-
-
 def _loads_hard(text, i):
-    old_limit = sys.getrecursionlimit()
     old_digits = _set_int_digits(0)          # big ints arrive exactly, whatever their size
-    sys.setrecursionlimit(_deep_recursion_limit())
     try:
-        return _json.make_scanner(_ScanContext)(text, i)
+        try:
+            return _json.make_scanner(_ScanContext)(text, i)
+        except RecursionError:
+            # The C scanner recurses per nesting level, up to the recursion limit (a fixed C limit since
+            # 3.12): parse containers iteratively, scalars with the C scanner.
+            return _loads_iterative(text, i)
     except StopIteration as e:
         raise ValueError('invalid JSON at offset %d' % e.value) from None
     finally:
-        sys.setrecursionlimit(old_limit)
         _set_int_digits(old_digits)
+
+
+def _loads_iterative(s, i):
+    scan = _json.make_scanner(_ScanContext)
+    scanstring = _json.scanstring
+    n = len(s)
+
+    def skip(i):
+        while i < n and s[i] in ' \t\n\r':
+            i += 1
+        return i
+
+    def key_at(i):
+        i = skip(i)
+        if s[i:i + 1] != '"':
+            raise ValueError('expected a string key at offset %d' % i)
+        key, i = scanstring(s, i + 1, True)
+        i = skip(i)
+        if s[i:i + 1] != ':':
+            raise ValueError("expected ':' at offset %d" % i)
+        return key, i + 1
+
+    stack = []                # [container, key of the member being parsed (dicts)]
+    while True:
+        i = skip(i)
+        c = s[i:i + 1]
+        if c == '{':
+            if s[skip(i + 1):skip(i + 1) + 1] == '}':
+                val, i = {}, skip(i + 1) + 1
+            else:
+                d = {}
+                key, i = key_at(i + 1)
+                stack.append([d, key])
+                continue
+        elif c == '[':
+            if s[skip(i + 1):skip(i + 1) + 1] == ']':
+                val, i = [], skip(i + 1) + 1
+            else:
+                stack.append([[], None])
+                i += 1
+                continue
+        else:
+            val, i = scan(s, i)
+        while True:           # attach val; close the containers that end here
+            if not stack:
+                return val, i
+            top = stack[-1]
+            cont = top[0]
+            if top[1] is None:
+                cont.append(val)
+            else:
+                cont[top[1]] = val
+            i = skip(i)
+            ch = s[i:i + 1]
+            if ch == ',':
+                if top[1] is None:
+                    i += 1
+                else:
+                    top[1], i = key_at(i + 1)
+                break
+            if ch == (']' if top[1] is None else '}'):
+                stack.pop()
+                val, i = cont, i + 1
+                continue
+            raise ValueError('expected , or a closing bracket at offset %d' % i)
 
 
 def _set_int_digits(n):
@@ -398,7 +456,7 @@ def _format_exception(e):
         if code is not None:
             linecache.cache[_USER_FILE] = (len(code), None, code.splitlines(True), _USER_FILE)
         e.__traceback__ = _user_tb(e.__traceback__)
-        return ''.join(traceback.format_exception(e))
+        return ''.join(traceback.format_exception(type(e), e, e.__traceback__))
     except BaseException:
         return '%s: %s\n' % (type(e).__name__, _safe_str(e))
 
@@ -661,7 +719,7 @@ _COLD['body'] = (sys._getframe().f_lineno, r'''
 
 def _has_toplevel_return(stmts, _ast):
     skip = (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)
-    walk = (_ast.stmt, _ast.excepthandler, _ast.match_case)
+    walk = (_ast.stmt, _ast.excepthandler, getattr(_ast, 'match_case', _ast.stmt))
     todo = list(stmts)
     while todo:
         n = todo.pop()

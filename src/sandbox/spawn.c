@@ -23,6 +23,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -112,8 +113,37 @@ static __attribute__((noreturn)) void program_main(const child_ctx *c)
     child_fail(c->report_w, &err);
 }
 
+/* init is a fork of whatever program called the library: blank out its command line (our copy of it,
+ * after fork) so /proc/1/cmdline does not show the host's binary path and arguments. */
+static void hide_cmdline(void)
+{
+    char stat[2048];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    stat[n] = '\0';
+    char *p = strrchr(stat, ')'); /* the command name may contain spaces and parentheses */
+    unsigned long start = 0, end = 0;
+    for (int field = 2; p && field < 49; field++) { /* arg_start and arg_end are fields 48 and 49 */
+        p = strchr(p + 1, ' ');
+        if (p && field == 47)
+            start = strtoul(p + 1, NULL, 10);
+        if (p && field == 48)
+            end = strtoul(p + 1, NULL, 10);
+    }
+    if (start && end > start + 12) {
+        memset((void *)start, 0, end - start);
+        memcpy((void *)start, "fnbox-init", 11);
+    }
+}
+
 static __attribute__((noreturn)) void init_main(const child_ctx *c)
 {
+    hide_cmdline();
     fb_error err = {0};
     char go = 0;
     for (size_t i = 0; i < sizeof c->parent_ends / sizeof *c->parent_ends; i++)
