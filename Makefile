@@ -24,7 +24,7 @@ HARNESS  := $(wildcard src/harness/*.py src/harness/*.js)
 UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all clean test unit integration sanitize lint
+.PHONY: all clean test unit integration sanitize lint bench bench-overhead
 all: $(BUILD)/fnbox $(BUILD)/libfnbox.a
 
 $(BUILD)/libfnbox.a: $(LIB_OBJ)
@@ -58,6 +58,16 @@ sanitize:
 
 lint:
 	scripts/lint.sh
+
+$(BUILD)/bench/sandbox_overhead: bench/sandbox_overhead.c $(BUILD)/libfnbox.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libfnbox.a $(LDLIBS)
+
+bench-overhead: $(BUILD)/bench/sandbox_overhead
+	$(BUILD)/bench/sandbox_overhead 200
+
+bench: all bench-overhead
+	bench/bench_cold.py
 
 clean:
 	rm -rf build build-asan

@@ -8,7 +8,8 @@
 #   call, ~10 us a line.  Code that only errors and unusual values need lives in the _COLD sections at the
 #   end: string literals (tokenized in ~0.1 ms) compiled on first use by _cold().
 # - The success path imports only built-in modules and the `_json` accelerator: `import json` would pull in
-#   re, enum, functools and collections (~5 ms).  `_ast`, `asyncio`, `traceback`... load only when needed.
+#   re, enum, functools and collections (~5 ms).  `_ast` (body mode) and `asyncio` (coroutines) load only
+#   when needed; errors are formatted without the `traceback` module (~8 ms to import).
 # - The process leaves with os._exit after publishing the result, skipping interpreter finalization
 #   (~1.5 ms), unless atexit handlers or threads need a normal exit (see _exit).
 import sys
@@ -449,16 +450,155 @@ def _user_tb(tb):
 
 
 def _format_exception(e):
+    """The traceback Python would print, with the leading non-user frames dropped."""
+    try:
+        e.__traceback__ = _user_tb(e.__traceback__)
+        return _format_chain(e)
+    except BaseException:
+        pass
     try:
         import traceback
         import linecache
         code = _state.get('code')
         if code is not None:
             linecache.cache[_USER_FILE] = (len(code), None, code.splitlines(True), _USER_FILE)
-        e.__traceback__ = _user_tb(e.__traceback__)
         return ''.join(traceback.format_exception(type(e), e, e.__traceback__))
     except BaseException:
         return '%s: %s\n' % (type(e).__name__, _safe_str(e))
+
+
+# The traceback module's format, written here: importing `traceback` (linecache, tokenize, re...) costs ~8 ms,
+# as much as the rest of a call.  Differences: carets mark the whole failing expression (`^^^^`) where
+# traceback draws `~~^~~` around operators; classes of the user's module are not prefixed `user_code.` (as
+# `__main__.` is not in a script).  Exception groups go to the traceback module.
+
+def _format_chain(e):
+    chain = []
+    seen = set()
+    cur = e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, getattr(_builtins, 'BaseExceptionGroup', ())):
+            raise TypeError('exception group')
+        cause = cur.__cause__
+        if cause is not None:
+            chain.append((cur, '\nThe above exception was the direct cause of the following exception:\n\n'))
+            cur = cause
+        elif cur.__context__ is not None and not cur.__suppress_context__:
+            chain.append((cur, '\nDuring handling of the above exception, another exception occurred:\n\n'))
+            cur = cur.__context__
+        else:
+            chain.append((cur, None))
+            cur = None
+    out = []
+    for exc, sep in reversed(chain):         # oldest first; sep: how exc relates to the one before it
+        if sep:
+            out.append(sep)
+        if exc.__traceback__ is not None:
+            out.append('Traceback (most recent call last):\n')
+            out.extend(_format_tb(exc.__traceback__))
+        out.extend(_format_exception_only(exc))
+    return ''.join(out)
+
+
+def _source_lines(filename):
+    files = _state.setdefault('files', {})
+    lines = files.get(filename)
+    if lines is None:
+        if filename == _USER_FILE:
+            lines = (_state.get('code') or '').splitlines()
+        else:
+            try:
+                with open(filename, 'rb') as f:
+                    lines = f.read().decode('utf-8', 'replace').splitlines()
+            except (OSError, ValueError):
+                lines = []
+        files[filename] = lines
+    return lines
+
+
+def _format_tb(tb):
+    out = []
+    last = None
+    count = 0
+    while tb is not None:
+        co = tb.tb_frame.f_code
+        lineno = tb.tb_lineno
+        key = (co.co_filename, lineno, co.co_name)
+        if key != last:
+            if count > 3:
+                n = count - 3
+                out.append('  [Previous line repeated %d more time%s]\n' % (n, 's' if n > 1 else ''))
+            last = key
+            count = 0
+        count += 1
+        if count <= 3:
+            out.append('  File "%s", line %d, in %s\n' % key)
+            lines = _source_lines(co.co_filename)
+            line = lines[lineno - 1] if lineno is not None and 0 < lineno <= len(lines) else ''
+            stripped = line.strip()
+            if stripped:
+                out.append('    %s\n' % stripped)
+                out.append(_carets(co, tb.tb_lasti, lineno, line, stripped))
+        tb = tb.tb_next
+    if count > 3:
+        n = count - 3
+        out.append('  [Previous line repeated %d more time%s]\n' % (n, 's' if n > 1 else ''))
+    return out
+
+
+def _carets(co, lasti, lineno, line, stripped):
+    positions = getattr(co, 'co_positions', None)
+    if positions is None or lasti < 0:
+        return ''
+    try:
+        start_line, end_line, col, end_col = list(positions())[lasti // 2]
+    except (IndexError, ValueError):
+        return ''
+    if start_line != lineno or end_line != lineno or col is None or end_col is None:
+        return ''
+    raw = line.encode('utf-8')                   # the columns count UTF-8 bytes
+    col = len(raw[:col].decode('utf-8', 'replace'))
+    end_col = len(raw[:end_col].decode('utf-8', 'replace'))
+    indent = len(line) - len(line.lstrip())
+    start, end = col - indent, end_col - indent
+    if start < 0 or end <= start or (start == 0 and end >= len(stripped)):
+        return ''                                # the whole line: no carets, as traceback does
+    return '    %s%s\n' % (' ' * start, '^' * (end - start))
+
+
+def _format_exception_only(e):
+    t = type(e)
+    stype = t.__qualname__
+    smod = t.__module__
+    if smod not in ('__main__', 'builtins', 'user_code'):     # the user's classes read as in a script
+        stype = '%s.%s' % (smod, stype)
+    out = []
+    if isinstance(e, SyntaxError):
+        out.append('  File "%s", line %s\n' % (e.filename or '<string>', e.lineno))
+        if e.text is not None:
+            rtext = e.text.rstrip('\n')
+            ltext = rtext.lstrip(' \n\f')
+            spaces = len(rtext) - len(ltext)
+            out.append('    %s\n' % ltext)
+            if e.offset is not None:
+                colno = e.offset - 1 - spaces
+                end_offset = getattr(e, 'end_offset', None)
+                end_colno = (end_offset - 1 - spaces) if end_offset not in (None, 0) else colno + 1
+                if end_colno <= colno:
+                    end_colno = colno + 1
+                if colno >= 0:
+                    caretspace = ''.join(c if c.isspace() else ' ' for c in ltext[:colno])
+                    out.append('    %s%s\n' % (caretspace, '^' * (end_colno - colno)))
+        out.append('%s: %s\n' % (stype, e.msg or '<no detail available>'))
+    else:
+        value = _safe_str(e)
+        out.append('%s: %s\n' % (stype, value) if value else '%s\n' % stype)
+    notes = getattr(e, '__notes__', None)
+    if isinstance(notes, (list, tuple)):
+        for note in notes:
+            out.append('%s\n' % (note if isinstance(note, str) else _safe_str(note)))
+    return out
 
 
 def _error_of(e):

@@ -255,7 +255,12 @@ static void decode_status(int st, fb_sandbox_outcome *out)
 
 static int join_cgroup(void *ctx, pid_t program, fb_error *err)
 {
-    return fb_cgroup_attach(ctx, program, err);
+    if (fb_cgroup_attach(ctx, program, err) == 0)
+        return 0;
+    if (err->err_no != ESRCH)
+        return -1;
+    fb_error_clear(err); /* the program already exited (it never read its input): its status tells */
+    return 0;
 }
 
 /* Parent half after clone: release the child into its namespaces, then supervise it to the end. */
