@@ -7,7 +7,8 @@ pkgs=(
   libcmocka-dev                    # C unit tests
   python3 nodejs                   # the runtimes fnbox sandboxes
   python3-pytest                   # integration and security tests
-  valgrind                         # leak checks
+  cppcheck clang-tidy shellcheck   # static analysis (scripts/lint.sh, part of the tests)
+  util-linux                       # setpriv, for the unprivileged-user test
 )
 missing=()
 for p in "${pkgs[@]}"; do

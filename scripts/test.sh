@@ -2,11 +2,12 @@
 # Every fnbox test, as run by `make test` (the README's test command):
 #   1. the cmocka unit tests (build/tests/*/test_*) and the pytest suites tests/integration + tests/security
 #      against build/fnbox;
-#   2. `make sanitize`, then the same unit tests and suites against the ASan+UBSan build (build-asan/).
+#   2. `make sanitize`, then the same unit tests and suites against the ASan+UBSan build (build-asan/);
+#   3. static analysis (scripts/lint.sh: cppcheck, clang-tidy, shellcheck), counted as one test.
 # Ends with exactly one line "N passed, M failed" (totals over everything) and exits non-zero if anything
 # failed or nothing ran.
 #
-# Environment: SANITIZE=0 skips pass 2; PYTHON (default /usr/bin/python3, which has pytest);
+# Environment: SANITIZE=0 skips pass 2; LINT=0 skips pass 3; PYTHON (default /usr/bin/python3, which has pytest);
 # PYTEST_ARGS adds arguments to both pytest runs (e.g. PYTEST_ARGS="-k roundtrip -x").
 # Nothing is written into the repository besides the build directories (no .pytest_cache, no __pycache__).
 set -u
@@ -118,6 +119,16 @@ if [ "$SANITIZE" != 0 ]; then
         run_pytest build-asan/fnbox "pytest-asan"
     else
         say "sanitize build failed"
+        FAILED=$((FAILED + 1))
+    fi
+fi
+
+if [ "${LINT:-1}" != 0 ]; then
+    say "lint: scripts/lint.sh"
+    if scripts/lint.sh; then
+        PASSED=$((PASSED + 1))
+    else
+        say "lint: FAILED"
         FAILED=$((FAILED + 1))
     fi
 fi
