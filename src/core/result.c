@@ -75,15 +75,22 @@ static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off)
 {
     const char *body = o->result.data + off;
     size_t len = o->result.len - off;
+    char msg[400];
     /* Validation only: INT_AS_REAL lets integers beyond 64 bits through; the text itself is kept. */
-    json_t *v = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
-    if (!v || o->result.truncated) {
-        json_decref(v);
+    json_error_t jerr;
+    json_t *v = o->result.truncated ? NULL
+                                    : json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);
+    if (!v) {
         set_status(r->obj, "error");
-        set_error(r->obj, o->result.truncated ? "ResultTooLarge" : "SerializationError",
-                  o->result.truncated ? "the return value is larger than the result limit"
-                                      : "the harness produced a return value that is not valid JSON",
-                  NULL);
+        if (o->result.truncated)
+            snprintf(msg, sizeof msg, "the return value is larger than the result limit");
+        else if (strstr(jerr.text, "depth"))
+            snprintf(msg, sizeof msg, "the return value nests deeper than %d levels, the limit for JSON documents",
+                     JSON_PARSER_MAX_DEPTH);
+        else
+            snprintf(msg, sizeof msg, "the return value on the result channel is not valid JSON (%s at byte %d)",
+                     jerr.text, jerr.position);
+        set_error(r->obj, o->result.truncated ? "ResultTooLarge" : "SerializationError", msg, NULL);
         return 1;
     }
     json_decref(v);

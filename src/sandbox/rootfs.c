@@ -21,10 +21,15 @@
 #define FAIL(...) fb_set_error(err, "SandboxSetupFailed", errno, __VA_ARGS__)
 
 static const char *const k_system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
-static const char *const k_etc_binds[] = {
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "ssl", "ca-certificates",
-    "python3", "python3.11", "python3.12", "mime.types", "nodejs",
+/* Host /etc entries the sandbox sees. Every mount costs set-up and tear-down time on each call, so small
+ * files are copied into the root tmpfs and symlinks recreated; only /etc/alternatives (hundreds of links
+ * that commands like awk and cc resolve through) is bound. Nothing else of the host's /etc is visible. */
+static const char *const k_etc_copies[] = {
+    "ld.so.cache", "localtime", "ssl/openssl.cnf", "python3/debian_config",
+    "python3.11/sitecustomize.py", "python3.12/sitecustomize.py", "python3.13/sitecustomize.py",
 };
+static const char *const k_etc_binds[] = {"alternatives"};
+#define FB_COPY_MAX (1 << 20) /* larger /etc files are not copied */
 static const char *const k_dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
 
 static const char k_passwd[] = "root:x:0:0:root:/root:/usr/sbin/nologin\n"
@@ -151,6 +156,39 @@ static int mount_tmpfs(const char *dst, uint64_t size, uint64_t inodes, const ch
     return 0;
 }
 
+/* Copies a regular file (or recreates a symlink) from the host into the root. Absent or unreadable
+ * entries are skipped: they are conveniences, not requirements. */
+static int copy_into_root(const char *src, fb_error *err)
+{
+    struct stat st;
+    char dst[1024], buf[65536];
+    if (lstat(src, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) || st.st_size > FB_COPY_MAX)
+        return 0;
+    if (S_ISLNK(st.st_mode))
+        return mirror_path(src, err);
+    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (in < 0)
+        return 0;
+    int rc = path_join(dst, sizeof dst, NEWROOT, src, err);
+    char *slash = strrchr(dst, '/');
+    if (rc == 0) {
+        *slash = '\0';
+        rc = mkdir_p(dst, 0755, err);
+        *slash = '/';
+    }
+    int out = rc == 0 ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+    if (rc == 0 && out < 0)
+        rc = FAIL("create %s", dst);
+    for (ssize_t n; rc == 0 && (n = read(in, buf, sizeof buf)) != 0;) {
+        if (n < 0 || fb_write_all(out, buf, (size_t)n) < 0)
+            rc = FAIL("copy %s", src);
+    }
+    close(in);
+    if (out >= 0)
+        close(out);
+    return rc;
+}
+
 static int build_etc(fb_error *err)
 {
     if (write_root_file("/etc/passwd", k_passwd, sizeof k_passwd - 1, 0644, err) < 0 ||
@@ -159,8 +197,13 @@ static int build_etc(fb_error *err)
         write_root_file("/etc/hostname", "fnbox\n", 6, 0644, err) < 0 ||
         write_root_file("/etc/nsswitch.conf", k_nsswitch, sizeof k_nsswitch - 1, 0644, err) < 0)
         return -1;
+    char src[256];
+    for (size_t i = 0; i < sizeof k_etc_copies / sizeof *k_etc_copies; i++) {
+        snprintf(src, sizeof src, "/etc/%s", k_etc_copies[i]);
+        if (copy_into_root(src, err) < 0)
+            return -1;
+    }
     for (size_t i = 0; i < sizeof k_etc_binds / sizeof *k_etc_binds; i++) {
-        char src[256];
         snprintf(src, sizeof src, "/etc/%s", k_etc_binds[i]);
         if (mirror_path(src, err) < 0)
             return -1;
@@ -170,7 +213,8 @@ static int build_etc(fb_error *err)
 
 static int build_dev(const fb_sandbox_limits *lim, fb_error *err)
 {
-    if (mount_tmpfs(NEWROOT "/dev", 65536, 64, "0755", err) < 0)
+    /* /dev is a directory of the (later read-only) root: device nodes are bound onto files in it. */
+    if (mkdir_p(NEWROOT "/dev", 0755, err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof k_dev_nodes / sizeof *k_dev_nodes; i++) {
         char src[64], dst[128];
