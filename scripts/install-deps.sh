@@ -5,7 +5,7 @@ pkgs=(
   build-essential pkg-config       # compiler, make
   libseccomp-dev libjansson-dev    # seccomp filters, JSON
   libcmocka-dev                    # C unit tests
-  python3 nodejs                   # the runtimes fnbox sandboxes
+  python3 nodejs ruby php-cli      # the runtimes fnbox sandboxes
   python3-pytest                   # integration and security tests
   cppcheck clang-tidy shellcheck   # static analysis (scripts/lint.sh, part of the tests)
   util-linux                       # setpriv, for the unprivileged-user test

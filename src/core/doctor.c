@@ -30,7 +30,7 @@ FNBOX_API int fnbox_doctor(char **report)
         const char *rt = fb_lang_find_runtime(d);
         char name[64], fix[160];
         snprintf(name, sizeof name, "runtime %s", d->name);
-        snprintf(fix, sizeof fix, "install it: apt-get install %s", strcmp(d->name, "python") == 0 ? "python3" : "nodejs");
+        snprintf(fix, sizeof fix, "install it: apt-get install %s", d->package);
         json_array_append_new(checks, check(name, rt != NULL, false, rt ? rt : "not found", fix));
     }
     json_t *doc = json_pack("{s:b, s:s, s:o}", "ok", all_ok, "version", FNBOX_VERSION, "checks", checks);

@@ -1,6 +1,7 @@
 /* One call, stage by stage, as DESIGN.md draws it:
  *   request (decode + validate) -> plan (language, signature, arguments) -> sandbox (run the harness)
  *   -> result (one ExecutionResult JSON). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,8 +16,8 @@
 #include "util/fd.h"
 #include "util/json.h"
 
-#define MAX_ARGV 16
-#define MAX_ENV 24
+#define MAX_ARGV 32
+#define MAX_ENV 32
 
 static double now_ms(void)
 {
@@ -61,21 +62,30 @@ static void default_limits(fb_sandbox_limits *lim, double timeout_s)
 
 /* argv: runtime, its fixed arguments, the harness. envp: a clean environment. Both point into
  * static or driver storage; the arrays live in the caller's frame. */
-static void build_exec(const fb_lang_driver *lang, const char *runtime, const char **argv, const char **envp)
+static int build_exec(const fb_lang_driver *lang, const char *runtime, const char **argv, const char **envp,
+                      fb_error *err)
 {
     size_t a = 0, e = 0;
     argv[a++] = runtime;
-    for (const char *const *p = lang->runtime_args; *p && a < MAX_ARGV - 2; p++)
+    for (const char *const *p = lang->runtime_args; *p; p++) {
+        if (a >= MAX_ARGV - 2)
+            return fb_set_error(err, "InternalError", E2BIG, "%s driver: more than %d runtime arguments", lang->name,
+                                MAX_ARGV - 3);
         argv[a++] = *p;
+    }
     argv[a++] = lang->harness_path;
     argv[a] = NULL;
     static const char *const base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
                                            "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox"};
     for (size_t i = 0; i < sizeof base_env / sizeof *base_env; i++)
         envp[e++] = base_env[i];
-    for (const char *const *p = lang->env; *p && e < MAX_ENV - 1; p++)
+    for (const char *const *p = lang->env; *p; p++) {
+        if (e >= MAX_ENV - 1)
+            return fb_set_error(err, "InternalError", E2BIG, "%s driver: too many environment variables", lang->name);
         envp[e++] = *p;
+    }
     envp[e] = NULL;
+    return 0;
 }
 
 static int run_in_sandbox(const fb_request *req, const fb_call_plan *plan, int cancel_fd, fb_sandbox_outcome *out,
@@ -93,7 +103,10 @@ static int run_in_sandbox(const fb_request *req, const fb_call_plan *plan, int c
     const char *hsrc = req->lang->harness_source(&hlen);
     fb_sandbox_file harness = {.path = req->lang->harness_path, .data = hsrc, .len = hlen};
     const char *argv[MAX_ARGV], *envp[MAX_ENV];
-    build_exec(req->lang, runtime, argv, envp);
+    if (build_exec(req->lang, runtime, argv, envp, err) < 0) {
+        free(input);
+        return -1;
+    }
     fb_sandbox_spec spec = {
         .exec_path = runtime,
         .argv = (char *const *)argv,

@@ -27,4 +27,30 @@ fb_harness_javascript_end:
 fb_harness_javascript_len:
         .quad fb_harness_javascript_end - fb_harness_javascript
 
+        .balign 16
+        .global fb_harness_ruby
+        .hidden fb_harness_ruby
+fb_harness_ruby:
+        .incbin "src/harness/ruby_harness.rb"
+fb_harness_ruby_end:
+        .byte 0
+        .balign 8
+        .global fb_harness_ruby_len
+        .hidden fb_harness_ruby_len
+fb_harness_ruby_len:
+        .quad fb_harness_ruby_end - fb_harness_ruby
+
+        .balign 16
+        .global fb_harness_php
+        .hidden fb_harness_php
+fb_harness_php:
+        .incbin "src/harness/php_harness.php"
+fb_harness_php_end:
+        .byte 0
+        .balign 8
+        .global fb_harness_php_len
+        .hidden fb_harness_php_len
+fb_harness_php_len:
+        .quad fb_harness_php_end - fb_harness_php
+
         .section .note.GNU-stack,"",@progbits

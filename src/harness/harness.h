@@ -8,5 +8,9 @@ extern const char fb_harness_python[];
 extern const uint64_t fb_harness_python_len;
 extern const char fb_harness_javascript[];
 extern const uint64_t fb_harness_javascript_len;
+extern const char fb_harness_ruby[];
+extern const uint64_t fb_harness_ruby_len;
+extern const char fb_harness_php[];
+extern const uint64_t fb_harness_php_len;
 
 #endif

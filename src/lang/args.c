@@ -281,6 +281,10 @@ int fb_normalize_args(fb_arg_style style, const fb_function_sig *sig, json_t *ar
     if (style == FB_ARGS_PYTHON) {
         if (sig)
             r = normalize_python(sig, out, err);
+    } else if (style == FB_ARGS_RUBY) {
+        r = fb_normalize_ruby(sig, out, err);
+    } else if (style == FB_ARGS_PHP) {
+        r = fb_normalize_php(sig, out, err);
     } else if (sig) {
         r = normalize_js(sig, out, err);
     } else if (json_object_size(out->kwargs) > 0) {

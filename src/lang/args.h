@@ -10,6 +10,8 @@
 typedef enum fb_arg_style {
     FB_ARGS_PYTHON,      /* f(*args, **kwargs); hole-filling; keyword-only stay keywords */
     FB_ARGS_JAVASCRIPT,  /* kwargs mapped onto parameters by name; leftovers as a trailing options object */
+    FB_ARGS_RUBY,        /* positional + hole-filling; kwargs naming keyword parameters stay keywords */
+    FB_ARGS_PHP,         /* kwargs naming parameters become named arguments; the rest a trailing array */
 } fb_arg_style;
 
 typedef struct fb_call_args {
@@ -26,5 +28,10 @@ typedef struct fb_call_args {
 int fb_normalize_args(fb_arg_style style, const fb_function_sig *sig, json_t *args, json_t *kwargs,
                       fb_call_args *out, fb_error *err);
 void fb_call_args_free(fb_call_args *ca);
+
+/* Per-language steps of fb_normalize_args (args_ruby.c, args_php.c): out already holds copies of the
+ * request's args (array) and kwargs (object) and an empty `undefined`; sig may be NULL. */
+int fb_normalize_ruby(const fb_function_sig *sig, fb_call_args *out, fb_error *err);
+int fb_normalize_php(const fb_function_sig *sig, fb_call_args *out, fb_error *err);
 
 #endif

@@ -24,4 +24,5 @@ const fb_lang_driver fb_lang_javascript = {
     .arg_style = FB_ARGS_JAVASCRIPT,
     .infer = fb_infer_javascript,
     .convention = "function f(...args, options = {})",
+    .package = "nodejs",
 };

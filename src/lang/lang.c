@@ -1,12 +1,13 @@
 /* The language registry. */
 #include "lang/lang.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static const fb_lang_driver *const k_drivers[] = {&fb_lang_python, &fb_lang_javascript};
-enum { NDRIVERS = 2 };
+static const fb_lang_driver *const k_drivers[] = {&fb_lang_python, &fb_lang_javascript, &fb_lang_ruby, &fb_lang_php};
+enum { NDRIVERS = 4 };
 _Static_assert(sizeof k_drivers == NDRIVERS * sizeof(void *), "NDRIVERS matches the registry");
 
 const fb_lang_driver *fb_lang_at(size_t i)
@@ -29,21 +30,27 @@ const fb_lang_driver *fb_lang_lookup(const char *name)
     return NULL;
 }
 
+static char g_supported[512];
+static pthread_once_t g_supported_once = PTHREAD_ONCE_INIT;
+
+static void build_supported(void)
+{
+    char *text = g_supported;
+    size_t n = 0;
+    for (size_t i = 0; i < NDRIVERS && n < sizeof g_supported; i++) {
+        const fb_lang_driver *d = k_drivers[i];
+        n += (size_t)snprintf(text + n, sizeof g_supported - n, "%s%s", i ? ", " : "", d->name);
+        for (const char *const *a = d->aliases; *a && n < sizeof g_supported; a++)
+            n += (size_t)snprintf(text + n, sizeof g_supported - n, "%s%s", a == d->aliases ? " (" : ", ", *a);
+        if (d->aliases[0] && n < sizeof g_supported)
+            n += (size_t)snprintf(text + n, sizeof g_supported - n, ")");
+    }
+}
+
 const char *fb_lang_supported(void)
 {
-    static char text[512];
-    if (text[0])
-        return text;
-    size_t n = 0;
-    for (size_t i = 0; i < NDRIVERS && n < sizeof text; i++) {
-        const fb_lang_driver *d = k_drivers[i];
-        n += (size_t)snprintf(text + n, sizeof text - n, "%s%s (", i ? ", " : "", d->name);
-        for (const char *const *a = d->aliases; *a && n < sizeof text; a++)
-            n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", a == d->aliases ? "" : ", ", *a);
-        if (n < sizeof text)
-            n += (size_t)snprintf(text + n, sizeof text - n, ")");
-    }
-    return text;
+    pthread_once(&g_supported_once, build_supported);
+    return g_supported;
 }
 
 const char *fb_lang_find_runtime(const fb_lang_driver *d)

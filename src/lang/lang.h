@@ -19,10 +19,13 @@ typedef struct fb_lang_driver {
     fb_arg_style arg_style;
     int (*infer)(const char *code, size_t len, fb_sig_list *out, fb_error *err);
     const char *convention;            /* the signature assumed when nothing is known (for docs/meta) */
+    const char *package;               /* the Debian package that provides the runtime (for doctor) */
 } fb_lang_driver;
 
 extern const fb_lang_driver fb_lang_python;
 extern const fb_lang_driver fb_lang_javascript;
+extern const fb_lang_driver fb_lang_ruby;
+extern const fb_lang_driver fb_lang_php;
 
 /* Finds a driver by canonical name or alias (case-sensitive); NULL if unknown. */
 const fb_lang_driver *fb_lang_lookup(const char *name);

@@ -26,4 +26,5 @@ const fb_lang_driver fb_lang_python = {
     .arg_style = FB_ARGS_PYTHON,
     .infer = fb_infer_python,
     .convention = "def f(*args, **kwargs)",
+    .package = "python3",
 };

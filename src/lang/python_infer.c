@@ -153,6 +153,26 @@ static void skip_inline_space(py_scan *sc)
     }
 }
 
+/* Skips the comment, line continuation, string literal or word that starts at sc->pos. Returns false, with
+ * sc unchanged, when none starts there (a newline, a bracket, an operator, a lone backslash). */
+static bool skip_lexeme(py_scan *sc)
+{
+    int c = at(sc, sc->pos);
+    if (c == '#') {
+        skip_comment(sc);
+    } else if (c == '\\') {
+        return skip_continuation(sc);
+    } else if (is_quote(c)) {
+        size_t cs, ce;
+        skip_string(sc, &cs, &ce);
+    } else if (c >= 0 && fb_scan_is_ident_byte((unsigned char)c)) {
+        skip_word_or_string(sc);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 /* Does a `def` or `async def` statement start at p? `def` is a keyword: it can never appear inside an
  * expression, so this is also used to recover from unbalanced brackets. */
 static bool def_starts_at(const py_scan *sc, size_t p)
@@ -175,23 +195,13 @@ static void skip_logical_line(py_scan *sc)
     size_t depth = 0;
     while (sc->pos < sc->len) {
         int c = (unsigned char)sc->s[sc->pos];
-        if (c == '#') {
-            skip_comment(sc);
-        } else if (c == '\\') {
-            if (!skip_continuation(sc))
-                sc->pos++;
-        } else if (c == '\n') {
+        if (c == '\n') {
             sc->pos++;
             sc->line++;
             /* Unbalanced brackets: a `def` at column 0 cannot be inside an expression, so resynchronize. */
             if (depth == 0 || def_starts_at(sc, sc->pos))
                 return;
-        } else if (is_quote(c)) {
-            size_t cs, ce;
-            skip_string(sc, &cs, &ce);
-        } else if (fb_scan_is_ident_byte((unsigned char)c)) {
-            skip_word_or_string(sc);
-        } else {
+        } else if (!skip_lexeme(sc)) {
             if (c == '(' || c == '[' || c == '{')
                 depth++;
             else if ((c == ')' || c == ']' || c == '}') && depth > 0)
@@ -475,9 +485,19 @@ static int scan_params(py_scan *sc, fb_function_sig *sig)
     return 1;
 }
 
-/* After the parameter list: skips an optional `-> annotation` up to the header's `:`. Returns true if the
- * `:` was found (sc is then just after it). */
-static bool skip_to_header_colon(py_scan *sc)
+/* Where skip_bracketed stops. */
+typedef enum skip_stop {
+    STOP_AT_HEADER_COLON, /* the first `:` outside brackets; a newline outside brackets ends the header */
+    STOP_AFTER_CLOSE,     /* the bracket that closes the one sc starts at */
+} skip_stop;
+
+/* Skips code (see skip_lexeme), keeping count of brackets, up to `stop`:
+ * - STOP_AT_HEADER_COLON: after the parameter list, skips an optional `-> annotation`. Returns true if the
+ *   header's `:` was found (sc is then just after it).
+ * - STOP_AFTER_CLOSE: sc is at the `[` of PEP 695 type parameters. Returns true if the brackets balance and
+ *   the last one is `]` (sc is then just after it).
+ * Returns false at the end of the input. */
+static bool skip_bracketed(py_scan *sc, skip_stop stop)
 {
     size_t depth = 0;
     while (sc->pos < sc->len) {
@@ -487,53 +507,17 @@ static bool skip_to_header_colon(py_scan *sc)
                 return false;
             sc->line++;
             sc->pos++;
-        } else if (c == '#') {
-            skip_comment(sc);
-        } else if (c == '\\') {
-            if (!skip_continuation(sc))
-                sc->pos++;
-        } else if (is_quote(c)) {
-            size_t cs, ce;
-            skip_string(sc, &cs, &ce);
-        } else if (fb_scan_is_ident_byte((unsigned char)c)) {
-            skip_word_or_string(sc);
-        } else {
-            sc->pos++;
-            if (c == '(' || c == '[' || c == '{')
-                depth++;
-            else if ((c == ')' || c == ']' || c == '}') && depth > 0)
-                depth--;
-            else if (c == ':' && depth == 0)
-                return true;
-        }
-    }
-    return false;
-}
-
-/* Skips a balanced `[...]` (PEP 695 type parameters). Returns false if unterminated. */
-static bool skip_type_params(py_scan *sc)
-{
-    size_t depth = 0;
-    while (sc->pos < sc->len) {
-        int c = (unsigned char)sc->s[sc->pos];
-        if (c == '\n') {
-            sc->line++;
-            sc->pos++;
-        } else if (c == '#') {
-            skip_comment(sc);
-        } else if (is_quote(c)) {
-            size_t cs, ce;
-            skip_string(sc, &cs, &ce);
-        } else if (fb_scan_is_ident_byte((unsigned char)c)) {
-            skip_word_or_string(sc);
-        } else {
+        } else if (!skip_lexeme(sc)) {
             sc->pos++;
             if (c == '(' || c == '[' || c == '{') {
                 depth++;
             } else if (c == ')' || c == ']' || c == '}') {
-                if (depth <= 1)
+                if (stop == STOP_AFTER_CLOSE && depth <= 1)
                     return c == ']' && depth == 1;
-                depth--;
+                if (depth > 0)
+                    depth--;
+            } else if (c == ':' && depth == 0 && stop == STOP_AT_HEADER_COLON) {
+                return true;
             }
         }
     }
@@ -564,7 +548,7 @@ static int try_def(py_scan *sc, fb_sig_list *out)
     sc->pos = nb;
     skip_inline_space(sc);
     if (at(sc, sc->pos) == '[') {
-        if (!skip_type_params(sc))
+        if (!skip_bracketed(sc, STOP_AFTER_CLOSE))
             return 1;
         skip_inline_space(sc);
     }
@@ -577,7 +561,7 @@ static int try_def(py_scan *sc, fb_sig_list *out)
     int r = scan_params(sc, &sig);
     if (r < 0)
         goto oom;
-    if (r > 0 || !skip_to_header_colon(sc)) {
+    if (r > 0 || !skip_bracketed(sc, STOP_AT_HEADER_COLON)) {
         fb_function_sig_free(&sig);
         return 1;
     }

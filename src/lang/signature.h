@@ -49,5 +49,7 @@ const fb_function_sig *fb_sig_list_find(const fb_sig_list *list, const char *nam
  * set (only for resource errors; code that does not parse yields whatever could be found). */
 int fb_infer_python(const char *code, size_t len, fb_sig_list *out, fb_error *err);
 int fb_infer_javascript(const char *code, size_t len, fb_sig_list *out, fb_error *err);
+int fb_infer_ruby(const char *code, size_t len, fb_sig_list *out, fb_error *err);
+int fb_infer_php(const char *code, size_t len, fb_sig_list *out, fb_error *err);
 
 #endif

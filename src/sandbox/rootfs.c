@@ -28,7 +28,7 @@ static const char *const k_etc_copies[] = {
     "ld.so.cache", "localtime", "ssl/openssl.cnf", "python3/debian_config",
     "python3.11/sitecustomize.py", "python3.12/sitecustomize.py", "python3.13/sitecustomize.py",
 };
-static const char *const k_etc_binds[] = {"alternatives"};
+static const char *const k_etc_binds[] = {"alternatives", "php"}; /* php: php.ini and the extensions' conf.d */
 #define FB_COPY_MAX (1 << 20) /* larger /etc files are not copied */
 static const char *const k_dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
 

@@ -2,20 +2,7 @@
 import os
 import sys
 
-import pytest
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import fnboxlib  # noqa: E402
-
-
-@pytest.fixture
-def call():
-    """call(request_dict_or_raw_text, timeout=60, env=None) -> (result, exit_code, stderr)."""
-    return fnboxlib.call
-
-
-@pytest.fixture(params=fnboxlib.LANGS)
-def lang(request):
-    """Runs the test once per language."""
-    return request.param
+# Importing the fixtures is what makes pytest see them here: `call` and `lang`.
+from fnboxlib import call_fixture, lang_fixture  # noqa: E402,F401

@@ -8,6 +8,7 @@ import os
 import secrets
 import signal
 import subprocess
+import textwrap
 import time
 from pathlib import Path
 
@@ -125,6 +126,31 @@ def req(lang, code, fn=None, args=None, kwargs=None, **extra):
     return r
 
 
+def per_path_probe(python_action, js_action):
+    """Source, per language, of `f(paths)`: runs an action on each path and returns {path: outcome}, the
+    outcome being what the action stores in out[p], or 'DENIED:<error>' when it raises or throws.
+
+    python_action is the body of a `try:` (lines, unindented); js_action is one line of JavaScript. Both
+    see the path as `p`; the JavaScript one has `fs`."""
+    python = ("def f(paths):\n"
+              "    out = {}\n"
+              "    for p in paths:\n"
+              "        try:\n"
+              + textwrap.indent(python_action, " " * 12) +
+              "        except Exception as e:\n"
+              "            out[p] = 'DENIED:' + type(e).__name__\n"
+              "    return out\n")
+    javascript = ("const fs = require('fs');\n"
+                  "function f(paths) {\n"
+                  "  const out = {};\n"
+                  "  for (const p of paths) {\n"
+                  "    try { " + js_action + " }\n"
+                  "    catch (e) { out[p] = 'DENIED:' + (e.code || e.name); }\n"
+                  "  }\n"
+                  "  return out;\n}\n")
+    return {"python": python, "javascript": javascript}
+
+
 def describe(result):
     return json.dumps(result, ensure_ascii=False)[:1500]
 
@@ -181,3 +207,16 @@ def assert_no_survivors(text, grace=0.2):
         except OSError:
             pass
     assert not left, f"processes outlived the call: {left}"
+
+
+# The fixtures both suites use; each conftest.py imports them, which is what makes pytest see them.
+@pytest.fixture(name="call")
+def call_fixture():
+    """call(request_dict_or_raw_text, timeout=60, env=None) -> (result, exit_code, stderr)."""
+    return call
+
+
+@pytest.fixture(name="lang", params=LANGS)
+def lang_fixture(request):
+    """Runs the test once per language."""
+    return request.param

@@ -2,18 +2,7 @@
 import os
 import sys
 
-import pytest
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 
-import fnboxlib  # noqa: E402
-
-
-@pytest.fixture
-def call():
-    return fnboxlib.call
-
-
-@pytest.fixture(params=fnboxlib.LANGS)
-def lang(request):
-    return request.param
+# Importing the fixtures is what makes pytest see them here: `call` and `lang`.
+from fnboxlib import call_fixture, lang_fixture  # noqa: E402,F401

@@ -8,27 +8,11 @@ import tempfile
 
 import pytest
 
-from fnboxlib import REPO, call, describe, ok, req
+from fnboxlib import REPO, call, describe, ok, per_path_probe, req
 
-READER = {
-    "python": ("def f(paths):\n"
-               "    out = {}\n"
-               "    for p in paths:\n"
-               "        try:\n"
-               "            with open(p, 'rb') as fh:\n"
-               "                out[p] = 'READ:' + fh.read().decode('latin-1')\n"
-               "        except Exception as e:\n"
-               "            out[p] = 'DENIED:' + type(e).__name__\n"
-               "    return out\n"),
-    "javascript": ("const fs = require('fs');\n"
-                   "function f(paths) {\n"
-                   "  const out = {};\n"
-                   "  for (const p of paths) {\n"
-                   "    try { out[p] = 'READ:' + fs.readFileSync(p, 'latin1'); }\n"
-                   "    catch (e) { out[p] = 'DENIED:' + (e.code || e.name); }\n"
-                   "  }\n"
-                   "  return out;\n}\n"),
-}
+READER = per_path_probe("with open(p, 'rb') as fh:\n"
+                        "    out[p] = 'READ:' + fh.read().decode('latin-1')\n",
+                        "out[p] = 'READ:' + fs.readFileSync(p, 'latin1');")
 
 
 @pytest.fixture

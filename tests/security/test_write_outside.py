@@ -5,29 +5,12 @@ import os
 import secrets
 
 
-from fnboxlib import call, describe, ok, req
+from fnboxlib import call, describe, ok, per_path_probe, req
 
-WRITER = {
-    "python": ("import os\n"
-               "def f(paths):\n"
-               "    out = {}\n"
-               "    for p in paths:\n"
-               "        try:\n"
-               "            with open(p, 'w') as fh:\n"
-               "                fh.write('pwned')\n"
-               "            out[p] = 'WROTE'\n"
-               "        except Exception as e:\n"
-               "            out[p] = 'DENIED:' + type(e).__name__\n"
-               "    return out\n"),
-    "javascript": ("const fs = require('fs');\n"
-                   "function f(paths) {\n"
-                   "  const out = {};\n"
-                   "  for (const p of paths) {\n"
-                   "    try { fs.writeFileSync(p, 'pwned'); out[p] = 'WROTE'; }\n"
-                   "    catch (e) { out[p] = 'DENIED:' + (e.code || e.name); }\n"
-                   "  }\n"
-                   "  return out;\n}\n"),
-}
+WRITER = per_path_probe("with open(p, 'w') as fh:\n"
+                        "    fh.write('pwned')\n"
+                        "out[p] = 'WROTE'\n",
+                        "fs.writeFileSync(p, 'pwned'); out[p] = 'WROTE';")
 
 MUST_FAIL_DIRS = ["/usr", "/usr/bin", "/usr/lib", "/etc", "/", "/bin", "/lib", "/var", "/root", "/.fnbox"]
 

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "../alloc_fail.h"
 #include "lang/args.h"
 #include "lang/signature.h"
 
@@ -286,21 +287,10 @@ static void test_hand_built_signatures(void **state)
 
 /* ---- allocation failure torture ---- */
 
-static long alloc_budget = -1; /* allocations left before failing; -1 = unlimited */
-
-static void *budget_malloc(size_t n)
-{
-    if (alloc_budget == 0)
-        return NULL;
-    if (alloc_budget > 0)
-        alloc_budget--;
-    return malloc(n);
-}
-
 static void test_allocation_failures(void **state)
 {
     (void)state;
-    json_set_alloc_funcs(budget_malloc, free);
+    alloc_fail_begin();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const args_case *c = &cases[i];
         fb_sig_list list;
@@ -324,7 +314,7 @@ static void test_allocation_failures(void **state)
         json_decref(kwargs);
         fb_sig_list_free(&list);
     }
-    json_set_alloc_funcs(malloc, free);
+    alloc_fail_end();
 }
 
 int main(void)

@@ -11,29 +11,9 @@
 
 #include <cmocka.h>
 
+#include "infer_testlib.h"
 #include "lang/signature.h"
 #include "lang/source_scan.h"
-
-typedef struct xparam {
-    const char *name;
-    fb_param_kind kind;
-    const char *def;  /* expected default_text, NULL = no default */
-    const char *keys; /* object pattern keys joined with ',' ("" = object pattern without names), NULL = none */
-} xparam;
-
-typedef struct xfunc {
-    const char *name; /* NULL ends the list */
-    int line;
-    bool is_async;
-    const char *doc;
-    xparam params[8];
-} xfunc;
-
-typedef struct infer_case {
-    const char *label;
-    const char *code;
-    xfunc funcs[8];
-} infer_case;
 
 #define POS FB_PARAM_POSITIONAL
 #define REST FB_PARAM_VAR_POSITIONAL
@@ -249,222 +229,45 @@ static const infer_case cases[] = {
      {{"one", 2, false, NULL, {{0}}}, {"two", 4, false, NULL, {{0}}}}},
 };
 
-static char *exact_copy(const char *s, size_t n)
-{
-    char *p = malloc(n ? n : 1);
-    assert_non_null(p);
-    if (n)
-        memcpy(p, s, n);
-    return p;
-}
-
-static void expect_str(const char *label, const char *what, const char *want, const char *got)
-{
-    if (!want && !got)
-        return;
-    if (!want || !got || strcmp(want, got) != 0)
-        fail_msg("%s: %s: want [%s] got [%s]", label, what, want ? want : "(null)", got ? got : "(null)");
-}
-
+/* xparam.extra is the object pattern's keys joined with ',' ("" = an object pattern without names). */
 static void expect_keys(const char *label, const xparam *xp, const fb_param *p)
 {
-    if (!xp->keys) {
+    if (!xp->extra) {
         if (p->keys || p->nkeys)
             fail_msg("%s: %s: want no keys", label, xp->name);
         return;
     }
     if (!p->keys)
-        fail_msg("%s: %s: want keys [%s], got NULL", label, xp->name, xp->keys);
+        fail_msg("%s: %s: want keys [%s], got NULL", label, xp->name, xp->extra);
     char joined[256] = "";
     for (size_t k = 0; k < p->nkeys; k++) {
         if (k)
             strncat(joined, ",", sizeof joined - strlen(joined) - 1);
         strncat(joined, p->keys[k], sizeof joined - strlen(joined) - 1);
     }
-    expect_str(label, "keys", xp->keys, joined);
+    expect_str(label, "keys", xp->extra, joined);
 }
 
-static void check_case(const infer_case *c)
+static void check_javascript_param(const char *label, const xfunc *x, const xparam *xp, const fb_param *p)
 {
-    size_t n = strlen(c->code);
-    char *code = exact_copy(c->code, n);
-    fb_sig_list list;
-    fb_error err = {0};
-    int r = fb_infer_javascript(code, n, &list, &err);
-    free(code);
-    if (r != 0)
-        fail_msg("%s: returned %d (%s)", c->label, r, err.message);
-    size_t nf = 0;
-    while (nf < sizeof c->funcs / sizeof c->funcs[0] && c->funcs[nf].name)
-        nf++;
-    if (list.nfuncs != nf) {
-        for (size_t i = 0; i < list.nfuncs; i++)
-            print_message("  got %s (line %d)\n", list.funcs[i].name, list.funcs[i].line);
-        fail_msg("%s: want %zu functions, got %zu", c->label, nf, list.nfuncs);
-    }
-    for (size_t i = 0; i < nf; i++) {
-        const xfunc *x = &c->funcs[i];
-        const fb_function_sig *f = &list.funcs[i];
-        expect_str(c->label, "name", x->name, f->name);
-        if (f->line != x->line)
-            fail_msg("%s: %s: want line %d got %d", c->label, x->name, x->line, f->line);
-        if (f->is_async != x->is_async)
-            fail_msg("%s: %s: is_async mismatch", c->label, x->name);
-        expect_str(c->label, "doc", x->doc, f->doc);
-        size_t np = 0;
-        while (np < sizeof x->params / sizeof x->params[0] && x->params[np].name)
-            np++;
-        if (f->nparams != np)
-            fail_msg("%s: %s: want %zu params, got %zu", c->label, x->name, np, f->nparams);
-        for (size_t j = 0; j < np; j++) {
-            const xparam *xp = &x->params[j];
-            const fb_param *p = &f->params[j];
-            expect_str(c->label, "param name", xp->name, p->name);
-            if (p->kind != xp->kind)
-                fail_msg("%s: %s.%s: want kind %d got %d", c->label, x->name, xp->name, (int)xp->kind, (int)p->kind);
-            if (p->has_default != (xp->def != NULL))
-                fail_msg("%s: %s.%s: has_default mismatch", c->label, x->name, xp->name);
-            expect_str(c->label, "default", xp->def, p->default_text);
-            if (p->annotation)
-                fail_msg("%s: %s.%s: js params have no annotation", c->label, x->name, xp->name);
-            expect_keys(c->label, xp, p);
-        }
-    }
-    fb_sig_list_free(&list);
-}
-
-static void test_table(void **state)
-{
-    (void)state;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        check_case(&cases[i]);
-}
-
-static void test_find(void **state)
-{
-    (void)state;
-    const char *src = "function a() {}\nconst b = (x) => x;\nfunction a(y, z) {}\n";
-    fb_sig_list list;
-    fb_error err = {0};
-    assert_int_equal(fb_infer_javascript(src, strlen(src), &list, &err), 0);
-    const fb_function_sig *a = fb_sig_list_find(&list, "a");
-    assert_non_null(a);
-    assert_int_equal(a->nparams, 2); /* hoisting: the later declaration wins */
-    assert_non_null(fb_sig_list_find(&list, "b"));
-    assert_null(fb_sig_list_find(&list, "c"));
-    fb_sig_list_free(&list);
-    assert_int_equal(fb_infer_javascript(NULL, 0, &list, &err), 0);
-    assert_int_equal(list.nfuncs, 0);
-    fb_sig_list_free(&list);
+    if (p->annotation)
+        fail_msg("%s: %s.%s: js params have no annotation", label, x->name, xp->name);
+    expect_keys(label, xp, p);
 }
 
 /* ---- fuzz-style robustness ---- */
 
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-
-static uint32_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-
-static size_t infer_and_check(const char *s, size_t n)
-{
-    char *code = exact_copy(s, n);
-    fb_sig_list list;
-    fb_error err = {0};
-    assert_int_equal(fb_infer_javascript(code, n, &list, &err), 0);
-    int lines = 1;
-    for (size_t i = 0; i < n; i++)
-        lines += s[i] == '\n';
-    for (size_t i = 0; i < list.nfuncs; i++) {
-        const fb_function_sig *f = &list.funcs[i];
-        assert_non_null(f->name);
-        assert_true(f->name[0] != '\0');
-        assert_true(f->line >= 1 && f->line <= lines);
-        for (size_t j = 0; j < f->nparams; j++) {
-            const fb_param *p = &f->params[j];
-            assert_non_null(p->name);
-            assert_true(p->has_default == (p->default_text != NULL));
-            assert_true(p->nkeys == 0 || p->keys != NULL);
-            for (size_t k = 0; k < p->nkeys; k++)
-                assert_non_null(p->keys[k]);
-        }
-    }
-    free(code);
-    size_t nfuncs = list.nfuncs;
-    fb_sig_list_free(&list);
-    return nfuncs;
-}
-
-static void test_prefixes_and_mutations(void **state)
-{
-    (void)state;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *s = cases[i].code;
-        size_t n = strlen(s);
-        for (size_t k = 0; k <= n; k++)
-            infer_and_check(s, k);
-        char *m = exact_copy(s, n);
-        for (int round = 0; round < 40 && n > 0; round++) {
-            memcpy(m, s, n);
-            for (int f = 0; f < 3; f++)
-                m[rnd() % n] = (char)(rnd() & 0xFF);
-            infer_and_check(m, n);
-        }
-        free(m);
-    }
-}
-
-static void test_garbage(void **state)
-{
-    (void)state;
-    static const char *const frags[] = {"function ", "async ", "const f = ", "=>", "(", ")", "[", "]", "{", "}",
-                                        ",", "=", "...", "/", "/*", "*/", "//", "/**", "'", "\"", "`", "${",
-                                        "\\", "\n", "\r\n", "\t", " ", "x", "return ", "export ", "default ",
-                                        "\xC3\xA9", "\xFF", "\0", ";", "*", "[/", "1", ".", "?."};
-    char buf[512];
-    for (int iter = 0; iter < 4000; iter++) {
-        size_t n = 0, want = rnd() % sizeof buf;
-        while (n < want) {
-            if (rnd() % 4 == 0) {
-                buf[n++] = (char)(rnd() & 0xFF);
-                continue;
-            }
-            const char *f = frags[rnd() % (sizeof frags / sizeof frags[0])];
-            size_t fl = f[0] ? strlen(f) : 1;
-            if (n + fl > want)
-                break;
-            memcpy(buf + n, f, fl);
-            n += fl;
-        }
-        infer_and_check(buf, n);
-    }
-}
+static const char *const frags[] = {"function ", "async ", "const f = ", "=>", "(", ")", "[", "]", "{", "}",
+                                    ",", "=", "...", "/", "/*", "*/", "//", "/**", "'", "\"", "`", "${",
+                                    "\\", "\n", "\r\n", "\t", " ", "x", "return ", "export ", "default ",
+                                    "\xC3\xA9", "\xFF", "\0", ";", "*", "[/", "1", ".", "?."};
 
 /* Deeply nested `${`...`}` recurses in the lexer: past FB_SCAN_MAX_NESTING the scan stops instead of
  * exhausting the stack. Long runs of brackets must not recurse at all. */
 static void test_pathological(void **state)
 {
-    (void)state;
-    size_t n = 200000;
-    char *s = malloc(n);
-    assert_non_null(s);
-    for (size_t i = 0; i + 3 <= n; i += 3)
-        memcpy(s + i, "`${", 3);
-    infer_and_check(s, n - n % 3);
-    memset(s, '{', n);
-    infer_and_check(s, n);
-    memset(s, '/', n);
-    infer_and_check(s, n);
-    memset(s, '`', n);
-    infer_and_check(s, n);
-    for (size_t i = 0; i + 18 <= n; i += 18)
-        memcpy(s + i, "function f(a) {}\n ", 18);
-    assert_int_equal(infer_and_check(s, n - n % 18), FB_SIG_MAX_FUNCS); /* capped, not an error */
-    free(s);
+    static const repeated_input inputs[] = {{"", "`${"}, {"", "{"}, {"", "/"}, {"", "`"}};
+    check_long_inputs(*state, inputs, sizeof inputs / sizeof inputs[0], "function f(a) {}\n ");
 
     /* within the cap, nesting is followed correctly */
     const char *ok = "const t = `${`${`${`${'}'}`}`}`}`;\nfunction after(a) {}\n";
@@ -476,46 +279,22 @@ static void test_pathological(void **state)
     fb_sig_list_free(&list);
 }
 
-/* A function with more than FB_SIG_MAX_PARAMS parameters is not reported (a truncated signature would make
- * argument checks wrong); the scan carries on after it. */
-static void test_param_cap(void **state)
-{
-    (void)state;
-    size_t cap = 16 * (FB_SIG_MAX_PARAMS + 10) + 64;
-    char *s = malloc(cap);
-    assert_non_null(s);
-    int n = snprintf(s, cap, "function big(");
-    for (int i = 0; i < FB_SIG_MAX_PARAMS + 1; i++)
-        n += snprintf(s + n, cap - (size_t)n, "p%d, ", i);
-    n += snprintf(s + n, cap - (size_t)n, "  ) { function inner(q) {} }\nfunction small(x) {}\n");
-    fb_sig_list list;
-    fb_error err = {0};
-    assert_int_equal(fb_infer_javascript(s, (size_t)n, &list, &err), 0);
-    assert_int_equal(list.nfuncs, 1);
-    assert_string_equal(list.funcs[0].name, "small");
-    fb_sig_list_free(&list);
-
-    /* exactly at the cap is fine */
-    n = snprintf(s, cap, "function big(");
-    for (int i = 0; i < FB_SIG_MAX_PARAMS; i++)
-        n += snprintf(s + n, cap - (size_t)n, "p%d, ", i);
-    n += snprintf(s + n, cap - (size_t)n, "  ) { function inner(q) {} }\nfunction small(x) {}\n");
-    assert_int_equal(fb_infer_javascript(s, (size_t)n, &list, &err), 0);
-    assert_int_equal(list.nfuncs, 2);
-    assert_int_equal(list.funcs[0].nparams, FB_SIG_MAX_PARAMS);
-    fb_sig_list_free(&list);
-    free(s);
-}
+static infer_suite suite = {
+    .infer = fb_infer_javascript,
+    .check_param = check_javascript_param,
+    .cases = cases,
+    .ncases = sizeof cases / sizeof cases[0],
+    /* hoisting: the later declaration wins */
+    .find_src = "function a() {}\nconst b = (x) => x;\nfunction a(y, z) {}\n",
+    .frags = frags,
+    .nfrags = sizeof frags / sizeof frags[0],
+    .cap_head = "function big(",
+    .cap_tail = "  ) { function inner(q) {} }\nfunction small(x) {}\n",
+    .rng = 0x2545F4914F6CDD1Dull,
+    .test_pathological = test_pathological,
+};
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_find),
-        cmocka_unit_test(test_prefixes_and_mutations),
-        cmocka_unit_test(test_garbage),
-        cmocka_unit_test(test_pathological),
-        cmocka_unit_test(test_param_cap),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return run_infer_tests(&suite);
 }

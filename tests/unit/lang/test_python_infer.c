@@ -11,29 +11,9 @@
 
 #include <cmocka.h>
 
+#include "infer_testlib.h"
 #include "lang/signature.h"
 #include "lang/source_scan.h"
-
-typedef struct xparam {
-    const char *name;
-    fb_param_kind kind;
-    const char *def; /* expected default_text, NULL = no default */
-    const char *ann; /* expected annotation, NULL = none */
-} xparam;
-
-typedef struct xfunc {
-    const char *name; /* NULL ends the list */
-    int line;
-    bool is_async;
-    const char *doc;
-    xparam params[10]; /* name NULL ends the list */
-} xfunc;
-
-typedef struct infer_case {
-    const char *label;
-    const char *code;
-    xfunc funcs[6];
-} infer_case;
 
 #define POS FB_PARAM_POSITIONAL
 #define PONLY FB_PARAM_POSITIONAL_ONLY
@@ -256,247 +236,43 @@ static const infer_case cases[] = {
       {"dup", 2, false, NULL, {{"a", POS, NULL, NULL}, {"b", POS, NULL, NULL}}}}},
 };
 
-/* An exactly-sized copy without a terminator: reading past len is an ASan/valgrind error. */
-static char *exact_copy(const char *s, size_t n)
+/* xparam.extra is the expected annotation. */
+static void check_python_param(const char *label, const xfunc *x, const xparam *xp, const fb_param *p)
 {
-    char *p = malloc(n ? n : 1);
-    assert_non_null(p);
-    if (n)
-        memcpy(p, s, n);
-    return p;
-}
-
-static size_t count_funcs(const infer_case *c)
-{
-    size_t n = 0;
-    while (n < sizeof c->funcs / sizeof c->funcs[0] && c->funcs[n].name)
-        n++;
-    return n;
-}
-
-static void expect_str(const char *label, const char *what, const char *want, const char *got)
-{
-    if (!want && !got)
-        return;
-    if (!want || !got || strcmp(want, got) != 0)
-        fail_msg("%s: %s: want [%s] got [%s]", label, what, want ? want : "(null)", got ? got : "(null)");
-}
-
-static void check_case(const infer_case *c)
-{
-    size_t n = strlen(c->code);
-    char *code = exact_copy(c->code, n);
-    fb_sig_list list;
-    fb_error err = {0};
-    int r = fb_infer_python(code, n, &list, &err);
-    free(code);
-    if (r != 0)
-        fail_msg("%s: returned %d (%s)", c->label, r, err.message);
-    size_t nf = count_funcs(c);
-    if (list.nfuncs != nf)
-        fail_msg("%s: want %zu functions, got %zu", c->label, nf, list.nfuncs);
-    for (size_t i = 0; i < nf; i++) {
-        const xfunc *x = &c->funcs[i];
-        const fb_function_sig *f = &list.funcs[i];
-        expect_str(c->label, "name", x->name, f->name);
-        if (f->line != x->line)
-            fail_msg("%s: %s: want line %d got %d", c->label, x->name, x->line, f->line);
-        if (f->is_async != x->is_async)
-            fail_msg("%s: %s: is_async mismatch", c->label, x->name);
-        expect_str(c->label, "doc", x->doc, f->doc);
-        size_t np = 0;
-        while (np < sizeof x->params / sizeof x->params[0] && x->params[np].name)
-            np++;
-        if (f->nparams != np)
-            fail_msg("%s: %s: want %zu params, got %zu", c->label, x->name, np, f->nparams);
-        for (size_t j = 0; j < np; j++) {
-            const xparam *xp = &x->params[j];
-            const fb_param *p = &f->params[j];
-            expect_str(c->label, "param name", xp->name, p->name);
-            if (p->kind != xp->kind)
-                fail_msg("%s: %s.%s: want kind %d got %d", c->label, x->name, xp->name, (int)xp->kind, (int)p->kind);
-            if (p->has_default != (xp->def != NULL))
-                fail_msg("%s: %s.%s: has_default mismatch", c->label, x->name, xp->name);
-            expect_str(c->label, "default", xp->def, p->default_text);
-            expect_str(c->label, "annotation", xp->ann, p->annotation);
-            if (p->keys || p->nkeys)
-                fail_msg("%s: %s.%s: python params have no keys", c->label, x->name, xp->name);
-        }
-    }
-    fb_sig_list_free(&list);
-}
-
-static void test_table(void **state)
-{
-    (void)state;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        check_case(&cases[i]);
-}
-
-static void test_find(void **state)
-{
-    (void)state;
-    const char *src = "def a(): pass\ndef b(x): pass\ndef a(y, z): pass\n";
-    fb_sig_list list;
-    fb_error err = {0};
-    assert_int_equal(fb_infer_python(src, strlen(src), &list, &err), 0);
-    const fb_function_sig *a = fb_sig_list_find(&list, "a");
-    assert_non_null(a);
-    assert_int_equal(a->nparams, 2); /* the later definition is the one Python calls */
-    assert_non_null(fb_sig_list_find(&list, "b"));
-    assert_null(fb_sig_list_find(&list, "c"));
-    assert_null(fb_sig_list_find(&list, NULL));
-    assert_null(fb_sig_list_find(NULL, "a"));
-    fb_sig_list_free(&list);
-    fb_sig_list_free(&list); /* idempotent */
-    assert_int_equal(fb_infer_python(NULL, 0, &list, &err), 0);
-    assert_int_equal(list.nfuncs, 0);
-    fb_sig_list_free(&list);
+    expect_str(label, "annotation", xp->extra, p->annotation);
+    if (p->keys || p->nkeys)
+        fail_msg("%s: %s.%s: python params have no keys", label, x->name, xp->name);
 }
 
 /* ---- fuzz-style robustness ---- */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-
-static uint32_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 16);
-}
-
-/* Runs inference on s[0..n) and checks the invariants every result must keep. */
-static size_t infer_and_check(const char *s, size_t n)
-{
-    char *code = exact_copy(s, n);
-    fb_sig_list list;
-    fb_error err = {0};
-    assert_int_equal(fb_infer_python(code, n, &list, &err), 0);
-    int lines = 1;
-    for (size_t i = 0; i < n; i++)
-        lines += s[i] == '\n';
-    for (size_t i = 0; i < list.nfuncs; i++) {
-        const fb_function_sig *f = &list.funcs[i];
-        assert_non_null(f->name);
-        assert_true(f->name[0] != '\0');
-        assert_true(f->line >= 1 && f->line <= lines);
-        for (size_t j = 0; j < f->nparams; j++) {
-            assert_non_null(f->params[j].name);
-            assert_true(f->params[j].has_default == (f->params[j].default_text != NULL));
-        }
-    }
-    free(code);
-    size_t nfuncs = list.nfuncs;
-    fb_sig_list_free(&list);
-    return nfuncs;
-}
-
-static void test_prefixes_and_mutations(void **state)
-{
-    (void)state;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *s = cases[i].code;
-        size_t n = strlen(s);
-        for (size_t k = 0; k <= n; k++)
-            infer_and_check(s, k);
-        char *m = exact_copy(s, n);
-        for (int round = 0; round < 40 && n > 0; round++) {
-            memcpy(m, s, n);
-            for (int f = 0; f < 3; f++)
-                m[rnd() % n] = (char)(rnd() & 0xFF);
-            infer_and_check(m, n);
-        }
-        free(m);
-    }
-}
-
-static void test_garbage(void **state)
-{
-    (void)state;
-    static const char *const frags[] = {"def ", "async ", "def f(", "(", ")", "[", "]", "{", "}", ",", ":", "=",
-                                        "*", "**", "/", "'", "\"", "'''", "\"\"\"", "\\", "\\\n", "\n", "\r\n",
-                                        "    ", "\t", "#", "@", "lambda ", "r", "b", "f", "x", "->", "\xC3\xA9",
-                                        "\xFF", "\0", " ", "\"\"\"doc\"\"\"", "class C:"};
-    char buf[512];
-    for (int iter = 0; iter < 4000; iter++) {
-        size_t n = 0, want = rnd() % sizeof buf;
-        while (n < want) {
-            if (rnd() % 4 == 0) {
-                buf[n++] = (char)(rnd() & 0xFF);
-                continue;
-            }
-            const char *f = frags[rnd() % (sizeof frags / sizeof frags[0])];
-            size_t fl = f[0] ? strlen(f) : 1;
-            if (n + fl > want)
-                break;
-            memcpy(buf + n, f, fl);
-            n += fl;
-        }
-        infer_and_check(buf, n);
-    }
-}
+static const char *const frags[] = {"def ", "async ", "def f(", "(", ")", "[", "]", "{", "}", ",", ":", "=",
+                                    "*", "**", "/", "'", "\"", "'''", "\"\"\"", "\\", "\\\n", "\n", "\r\n",
+                                    "    ", "\t", "#", "@", "lambda ", "r", "b", "f", "x", "->", "\xC3\xA9",
+                                    "\xFF", "\0", " ", "\"\"\"doc\"\"\"", "class C:"};
 
 static void test_pathological(void **state)
 {
-    (void)state;
-    size_t n = 200000;
-    char *s = malloc(n);
-    assert_non_null(s);
-    memset(s, '(', n);
-    infer_and_check(s, n);
-    memcpy(s, "def f(", 6);
-    infer_and_check(s, n);
-    memset(s, '\\', n);
-    infer_and_check(s, n);
-    memset(s, '\'', n);
-    infer_and_check(s, n);
-    for (size_t i = 0; i + 15 <= n; i += 15)
-        memcpy(s + i, "def f(a): pass\n", 15);
-    assert_int_equal(infer_and_check(s, n - n % 15), FB_SIG_MAX_FUNCS); /* capped, not an error */
-    free(s);
+    static const repeated_input inputs[] = {{"", "("}, {"def f(", "("}, {"", "\\"}, {"", "'"}};
+    check_long_inputs(*state, inputs, sizeof inputs / sizeof inputs[0], "def f(a): pass\n");
 }
 
-/* A function with more than FB_SIG_MAX_PARAMS parameters is not reported (a truncated signature would make
- * argument checks wrong); the scan carries on after it. */
-static void test_param_cap(void **state)
-{
-    (void)state;
-    size_t cap = 16 * (FB_SIG_MAX_PARAMS + 10) + 64;
-    char *s = malloc(cap);
-    assert_non_null(s);
-    int n = snprintf(s, cap, "def big(");
-    for (int i = 0; i < FB_SIG_MAX_PARAMS + 1; i++)
-        n += snprintf(s + n, cap - (size_t)n, "p%d, ", i);
-    n += snprintf(s + n, cap - (size_t)n, "): pass\ndef small(x): pass\n");
-    fb_sig_list list;
-    fb_error err = {0};
-    assert_int_equal(fb_infer_python(s, (size_t)n, &list, &err), 0);
-    assert_int_equal(list.nfuncs, 1);
-    assert_string_equal(list.funcs[0].name, "small");
-    fb_sig_list_free(&list);
-
-    /* exactly at the cap is fine */
-    n = snprintf(s, cap, "def big(");
-    for (int i = 0; i < FB_SIG_MAX_PARAMS; i++)
-        n += snprintf(s + n, cap - (size_t)n, "p%d, ", i);
-    n += snprintf(s + n, cap - (size_t)n, "): pass\ndef small(x): pass\n");
-    assert_int_equal(fb_infer_python(s, (size_t)n, &list, &err), 0);
-    assert_int_equal(list.nfuncs, 2);
-    assert_int_equal(list.funcs[0].nparams, FB_SIG_MAX_PARAMS);
-    fb_sig_list_free(&list);
-    free(s);
-}
+static infer_suite suite = {
+    .infer = fb_infer_python,
+    .check_param = check_python_param,
+    .cases = cases,
+    .ncases = sizeof cases / sizeof cases[0],
+    /* the later definition is the one Python calls */
+    .find_src = "def a(): pass\ndef b(x): pass\ndef a(y, z): pass\n",
+    .frags = frags,
+    .nfrags = sizeof frags / sizeof frags[0],
+    .cap_head = "def big(",
+    .cap_tail = "): pass\ndef small(x): pass\n",
+    .rng = 0x9E3779B97F4A7C15ull,
+    .test_pathological = test_pathological,
+};
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_find),
-        cmocka_unit_test(test_prefixes_and_mutations),
-        cmocka_unit_test(test_garbage),
-        cmocka_unit_test(test_pathological),
-        cmocka_unit_test(test_param_cap),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return run_infer_tests(&suite);
 }

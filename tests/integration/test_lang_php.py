@@ -1,0 +1,111 @@
+"""PHP end to end: round trips, calling convention, errors with PHP class names, exit, body mode, output."""
+import pytest
+
+from fnboxlib import call, describe, failed, ok, req
+
+
+def php(code, fn="f", args=None, kwargs=None, **extra):
+    return call(req("php", code, fn, args if args is not None else [], kwargs, **extra))
+
+
+@pytest.mark.parametrize("value", [None, True, False, 0, -1, 2**63 - 1, -(2**63 - 1), 1.5, 1.0, -0.25, "",
+                                   "héllo ☃ 𝄞", "a\u0000b", "\"'$x {$y} \\n\t\x01", [], {}, [1, [2, [3]]],
+                                   {"a": 1, "b": {"c": [True, None]}}, {"e": {}}, [{}, []]])
+def test_roundtrip(value):
+    assert ok(php("function f($v) { return $v; }", args=[value])) == value
+
+
+def test_one_point_zero_stays_float():
+    res = php("function f() { return 1.0; }")
+    assert '"result":1.0' in res.raw, res.raw
+
+
+@pytest.mark.parametrize("code", ["<?php\nfunction f($a, $b = 2) { return $a + $b; }",
+                                  "function f($a, $b = 2) { return $a + $b; }",
+                                  "\n  <?php function f($a, $b = 2) { return $a + $b; } ?>\n"])
+def test_with_and_without_tag(code):
+    assert ok(php(code, args=[1])) == 3
+
+
+def test_named_and_trailing_array():
+    code = "function f($a, $opts = [], $c = 0) { return [$a, $opts, $c]; }"
+    assert ok(php(code, args=[1], kwargs={"c": 3, "x": 9})) == [1, {"x": 9}, 3]
+
+
+def test_argument_errors():
+    for args, kwargs, msg in [([1, 2], None, "too many"), ([], None, "missing required argument 'a'"),
+                              ([1], {"a": 2}, "multiple values")]:
+        err = failed(php("function f($a) { return $a; }", args=args, kwargs=kwargs))
+        assert err["type"] == "ArgumentError" and msg in err["message"], err
+
+
+@pytest.mark.parametrize("code,etype", [
+    ("function f() {\n  return intdiv(1, 0);\n}", "DivisionByZeroError"),
+    ("function f(int $x) { return $x; }\nfunction g() { return f('no'); }", "TypeError"),
+    ("class MyErr extends Exception {}\nfunction f() { throw new MyErr('mine'); }", "MyErr"),
+    ("function f( {", "ParseError"),
+])
+def test_exceptions(code, etype):
+    fn = "g" if "function g" in code else "f"
+    err = failed(php(code, fn))
+    assert err["type"] == etype, err
+    if etype == "DivisionByZeroError":
+        assert "user_code.php(2)" in err["stack"] and "harness" not in err["stack"], err
+
+
+def test_argument_count_error():
+    err = failed(call(req("php", "function f($a) { return $a; }", "f", [], schema={"params": []})))
+    assert err["type"] in ("ArgumentCountError", "ArgumentError"), err
+
+
+def test_exit_and_missing_function():
+    res = php("function f() { echo 'bye'; exit(3); }")
+    err = failed(res)
+    assert err["type"] == "SystemExit" and res.result["exitCode"] == 3, describe(res.result)
+    err = failed(php("function f() {}\nfunction h() {}", "g"))
+    assert err["type"] == "FunctionNotFound" and "f, h" in err["message"], err
+
+
+def test_body_mode():
+    assert ok(call(req("php", "$x = 20;\nreturn $x + 1;"))) == 21
+    assert ok(call(req("php", "echo 'x';"))) is None
+
+
+def test_prints_and_warnings():
+    res = php("function f() { echo \"out\"; fwrite(STDERR, 'err'); $u = $nope; return 1; }")
+    assert ok(res) == 1
+    assert res.result["stdout"] == "out"
+    assert "err" in res.result["stderr"] and "Undefined variable" in res.result["stderr"]
+    assert "Content-type" not in res.result["stdout"]
+
+
+def test_conversions():
+    code = ("function f() { return [new DateTime('2020-01-02T03:04:05Z'), NAN, INF, \"\\xff\\x00\", "
+            "(object)['p' => 1], new ArrayObject([1, 2])]; }")
+    assert ok(php(code)) == ["2020-01-02T03:04:05+00:00", None, None, {"base64": "/wA="}, {"p": 1}, [1, 2]]
+    err = failed(php("function f() { return function () {}; }"))
+    assert err["type"] == "SerializationError"
+    err = failed(php("function f() { $o = new stdClass; $o->self = $o; return $o; }"))
+    assert err["type"] == "SerializationError"
+
+
+def test_deep_nesting_and_large():
+    # 900 levels (the test parses the result with Python, whose json recursion stops near 1000).
+    raw = ('{"language": "php", "code": "function f($v) { return $v; }", "functionName": "f", "args": ['
+           + "[" * 900 + "]" * 900 + ']}')
+    res = call(raw)
+    assert res.result["status"] == "success" and ("[" * 900 + "]" * 900) in res.raw, describe(res.result)
+    big = "x" * (10 * 1024 * 1024)
+    assert ok(php("function f($s) { return strlen($s); }", args=[big])) == len(big)
+
+
+def test_crash():
+    code = "function f() { posix_kill(posix_getpid(), 11); sleep(5); }"
+    if not ok(php("function f() { return function_exists('posix_kill'); }")):
+        pytest.skip("no posix extension")
+    failed(php(code), status="crash")
+
+
+def test_timeout():
+    res = php("function f() { echo 'before'; while (true) {} }", timeout=1)
+    assert res.result["status"] == "timeout" and "before" in res.result["stdout"], describe(res.result)
