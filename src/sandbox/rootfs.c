@@ -282,7 +282,8 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, fb_error *err)
     if (mount_tmpfs(NEWROOT "/tmp", spec->limits.tmp_bytes, spec->limits.tmpfs_inodes, "1777", err) < 0)
         return -1;
     for (size_t i = 0; i < spec->nfiles; i++)
-        if (write_root_file(spec->files[i].path, spec->files[i].data, spec->files[i].len, 0444, err) < 0)
+        if (write_root_file(spec->files[i].path, spec->files[i].data, spec->files[i].len,
+                            spec->files[i].executable ? 0555 : 0444, err) < 0)
             return -1;
     if (path_join(dst, sizeof dst, NEWROOT, spec->workdir, err) < 0 ||
         mount_tmpfs(dst, spec->limits.workspace_bytes, spec->limits.tmpfs_inodes, "0755", err) < 0)

@@ -13,6 +13,7 @@ typedef struct fb_sandbox_file {  /* a file placed in the private root before th
     const char *path;             /* absolute path inside the sandbox, e.g. "/.fnbox/harness.py" */
     const char *data;
     size_t len;
+    bool executable;              /* mode 0555 instead of 0444 (e.g. a compiled program) */
 } fb_sandbox_file;
 
 typedef struct fb_sandbox_limits {
