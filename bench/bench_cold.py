@@ -27,6 +27,10 @@ PY_FN = "def add(a, b):\n    return a + b\n"
 JS_FN = "function add(a, b) {\n  return a + b;\n}\n"
 PY_BARE = PY_FN + "import json\nprint(json.dumps(add(1, 2)))\n"
 JS_BARE = JS_FN + "console.log(JSON.stringify(add(1, 2)));\n"
+RB_FN = "def add(a, b)\n  a + b\nend\n"
+RB_BARE = RB_FN + "require 'json'\nputs JSON.generate(add(1, 2))\n"
+PHP_FN = "function add($a, $b) { return $a + $b; }\n"
+PHP_BARE = PHP_FN + "echo json_encode(add(1, 2)), \"\\n\";\n"
 
 
 BARE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -66,6 +70,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--budget", type=float, default=110.0, help="stop early after this many seconds")
     ap.add_argument("--host-env", action="store_true", help="bare runs inherit the caller's environment")
+    ap.add_argument("--skip-extra", action="store_true", help="only python and node")
     a = ap.parse_args()
     env = None if a.host_env else BARE_ENV
 
@@ -75,6 +80,8 @@ def main():
     py_req = json.dumps({"language": "python", "code": PY_FN, "functionName": "add", "args": [1, 2]}).encode()
     js_req = json.dumps({"language": "javascript", "code": JS_FN, "functionName": "add", "args": [1, 2]}).encode()
 
+    rb_req = json.dumps({"language": "ruby", "code": RB_FN, "functionName": "add", "args": [1, 2]}).encode()
+    php_req = json.dumps({"language": "php", "code": PHP_FN, "functionName": "add", "args": [1, 2]}).encode()
     cases = [
         ("python fnbox", lambda: timed([a.fnbox, "call", "-"], py_req), check_fnbox),
         ("python bare", lambda: timed(["/usr/bin/python3", "-c", PY_BARE], env=env), check_bare),
@@ -82,6 +89,17 @@ def main():
         ("node fnbox", lambda: timed([a.fnbox, "call", "-"], js_req), check_fnbox),
         ("node bare", lambda: timed([node, "-e", JS_BARE], env=env), check_bare),
     ]
+    if shutil.which("ruby") and not a.skip_extra:
+        cases += [
+            ("ruby fnbox", lambda: timed([a.fnbox, "call", "-"], rb_req), check_fnbox),
+            ("ruby bare", lambda: timed(["ruby", "-e", RB_BARE], env=env), check_bare),
+            ("ruby bare no-gems", lambda: timed(["ruby", "--disable-gems", "-e", RB_BARE], env=env), check_bare),
+        ]
+    if shutil.which("php") and not a.skip_extra:
+        cases += [
+            ("php fnbox", lambda: timed([a.fnbox, "call", "-"], php_req), check_fnbox),
+            ("php bare", lambda: timed(["php", "-r", PHP_BARE], env=env), check_bare),
+        ]
     times = {name: [] for name, _, _ in cases}
     for _ in range(a.warmup):
         for name, run, check in cases:
@@ -103,9 +121,13 @@ def main():
     for name, _, _ in cases:
         v = times[name]
         print(f"{name:<20}{statistics.median(v):>11.1f}{pct(v, 0.9):>10.1f}{min(v):>10.1f}")
-    for lang, bare in (("python", "python bare"), ("node", "node bare")):
+    pairs = [("python", "python bare"), ("node", "node bare"), ("ruby", "ruby bare"), ("ruby", "ruby bare no-gems"),
+             ("php", "php bare")]
+    for lang, bare in pairs:
+        if bare not in times:
+            continue
         f, b = times[f"{lang} fnbox"], times[bare]
-        print(f"ratio {lang} fnbox/bare: median {statistics.median(f) / statistics.median(b):.2f}x, "
+        print(f"ratio {lang} fnbox/{bare.split(' ', 1)[1]}: median {statistics.median(f) / statistics.median(b):.2f}x, "
               f"p90 {pct(f, 0.9) / pct(b, 0.9):.2f}x")
     f, b = times["python fnbox"], times["python bare -I -S"]
     print(f"ratio python fnbox/bare(-I -S): median {statistics.median(f) / statistics.median(b):.2f}x")
