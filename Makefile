@@ -1,7 +1,7 @@
 # fnbox — see README.md. `make` builds build/fnbox; `make test` runs every test.
 CC       ?= cc
 BUILD    ?= build
-PKGS     := libseccomp jansson
+PKGS     := libseccomp jansson libcrypto
 CSTD     := -std=gnu11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter -Wvla -Wpointer-arith

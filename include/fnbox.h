@@ -39,6 +39,14 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
  * -1 on allocation failure. */
 FNBOX_API int fnbox_doctor(char **report);
 
+/* Prints the signature of one function of a request-shaped JSON ({language, code, functionName?, schema?}; other
+ * request fields are ignored) without running anything. format: "jsonschema" (NULL means it), "openai",
+ * "anthropic" or "mcp". On FNBOX_OK *result is the signature / tool definition JSON; on FNBOX_INVALID_REQUEST
+ * it is an ExecutionResult-shaped error (error.type InvalidRequest, AmbiguousFunction or FunctionNotFound).
+ * Release with fnbox_free. FNBOX_NO_RESULT on allocation failure. */
+FNBOX_API int fnbox_infer(const char *request, size_t request_len, const char *format, char **result,
+                          size_t *result_len);
+
 FNBOX_API void fnbox_free(void *p);
 FNBOX_API const char *fnbox_version(void);
 

@@ -4,6 +4,7 @@ set -euo pipefail
 pkgs=(
   build-essential pkg-config       # compiler, make
   libseccomp-dev libjansson-dev    # seccomp filters, JSON
+  libssl-dev                       # SHA-256 (libcrypto) for the C/C++ compile cache
   libcmocka-dev                    # C unit tests
   python3 nodejs ruby php-cli      # the runtimes fnbox sandboxes
   python3-pytest                   # integration and security tests

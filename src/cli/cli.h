@@ -10,5 +10,6 @@
 
 int cli_call(int argc, char **argv);
 int cli_doctor(int argc, char **argv);
+int cli_infer(int argc, char **argv);
 
 #endif

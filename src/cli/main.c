@@ -13,6 +13,7 @@ typedef struct verb {
 
 static const verb k_verbs[] = {
     {"call", cli_call, "run one function call: read a request JSON, print one result JSON"},
+    {"infer", cli_infer, "print a function's signature as JSON Schema or a tool definition (runs nothing)"},
     {"doctor", cli_doctor, "check the kernel features and language runtimes fnbox needs"},
 };
 

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/compile.h"
 #include "core/limits.h"
 #include "core/request.h"
 #include "core/result.h"
@@ -88,6 +89,35 @@ static int build_exec(const fb_lang_driver *lang, const char *runtime, const cha
     return 0;
 }
 
+/* A compiled language: the program built by core/compile.c runs as /.fnbox/prog with the same fd 3/4 protocol. */
+static int run_program(const fb_request *req, const fb_call_plan *plan, const fb_compiled *prog, int cancel_fd,
+                       fb_sandbox_outcome *out, fb_error *err)
+{
+    size_t input_len = 0;
+    char *input = req->lang->compiler->call_input(plan->args.args, &input_len);
+    if (!input)
+        return fb_set_error(err, "InternalError", 0, "out of memory building the call input");
+    static const char *const argv[] = {"/.fnbox/prog", NULL};
+    static const char *const envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
+                                       "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
+    fb_sandbox_file file = {.path = argv[0], .data = prog->data, .len = prog->len, .executable = true};
+    fb_sandbox_spec spec = {
+        .exec_path = argv[0],
+        .argv = (char *const *)argv,
+        .envp = (char *const *)envp,
+        .workdir = req->workdir,
+        .files = &file,
+        .nfiles = 1,
+        .input = input,
+        .input_len = input_len,
+        .cancel_fd = cancel_fd,
+    };
+    default_limits(&spec.limits, req->timeout_s);
+    int rc = fb_sandbox_run(&spec, out, err);
+    free(input);
+    return rc;
+}
+
 static int run_in_sandbox(const fb_request *req, const fb_call_plan *plan, int cancel_fd, fb_sandbox_outcome *out,
                           fb_error *err)
 {
@@ -151,6 +181,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     fb_call_plan plan = {0};
     fb_sandbox_outcome outcome = {0};
     fb_result res = {0};
+    fb_compiled prog = {0};
     int code;
 
     *result = NULL;
@@ -164,7 +195,15 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         code = fail_result(&err, code, 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
-    if (run_in_sandbox(&req, &plan, cancel_fd, &outcome, &err) < 0) {
+    if (req.lang->compiler && fb_compile(req.lang, req.code, req.code_len, plan.function_name, req.timeout_s,
+                                         cancel_fd, &prog, &err) < 0) {
+        bool setup = strcmp(err.type, "SandboxSetupFailed") == 0 || strcmp(err.type, "KernelFeatureMissing") == 0;
+        code = fail_result(&err, setup ? FNBOX_SANDBOX_FAILED : FNBOX_OK, 1, t0, plan.signature_source, result,
+                           result_len);
+        goto done;
+    }
+    if ((req.lang->compiler ? run_program(&req, &plan, &prog, cancel_fd, &outcome, &err)
+                            : run_in_sandbox(&req, &plan, cancel_fd, &outcome, &err)) < 0) {
         code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
@@ -173,8 +212,11 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         goto done;
     }
     fb_result_set_meta(&res, now_ms() - t0, plan.signature_source);
+    if (req.lang->compiler)
+        fb_result_set_compile(&res, prog.cache);
     code = finish(&res, FNBOX_OK, result, result_len);
 done:
+    fb_compiled_free(&prog);
     fb_sandbox_outcome_free(&outcome);
     fb_call_plan_free(&plan);
     fb_request_free(&req);

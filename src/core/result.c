@@ -188,6 +188,12 @@ int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_s
     return json_object_set_new(r->obj, "meta", meta);
 }
 
+int fb_result_set_compile(fb_result *r, const char *cache)
+{
+    json_t *meta = json_object_get(r->obj, "meta");
+    return json_is_object(meta) ? json_object_set_new(meta, "compile", json_string(cache)) : -1;
+}
+
 char *fb_result_render(const fb_result *r, size_t *len)
 {
     if (!r->result_raw) {

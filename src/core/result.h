@@ -19,6 +19,8 @@ int fb_result_from_error(fb_result *r, const fb_error *err, int exit_code, doubl
 int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, double timeout_s, fb_error *err);
 /* Adds meta {duration, signatureSource}. */
 int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_source);
+/* Adds meta.compile ("hit", "miss" or "off": the compile cache) for compiled languages; after set_meta. */
+int fb_result_set_compile(fb_result *r, const char *cache);
 /* Serializes to one line of JSON (caller frees). */
 char *fb_result_render(const fb_result *r, size_t *len);
 void fb_result_free(fb_result *r);

@@ -6,8 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static const fb_lang_driver *const k_drivers[] = {&fb_lang_python, &fb_lang_javascript, &fb_lang_ruby, &fb_lang_php};
-enum { NDRIVERS = 4 };
+static const fb_lang_driver *const k_drivers[] = {&fb_lang_python, &fb_lang_javascript, &fb_lang_ruby, &fb_lang_php,
+                                               &fb_lang_c, &fb_lang_cpp};
+enum { NDRIVERS = 6 };
 _Static_assert(sizeof k_drivers == NDRIVERS * sizeof(void *), "NDRIVERS matches the registry");
 
 const fb_lang_driver *fb_lang_at(size_t i)

@@ -2,11 +2,27 @@
  * driver file, one harness and one line of the registry in lang.c. */
 #ifndef FB_LANG_H
 #define FB_LANG_H
+#include <jansson.h>
 #include <stddef.h>
 
 #include "lang/args.h"
 #include "lang/signature.h"
 #include "util/error.h"
+
+/* Compiled languages (C, C++): how to turn code into a program. core/compile.c runs `argv` in a sandbox of
+ * its own with the generated source on fd 4; the script writes the program binary on fd 3 and diagnostics
+ * on stderr. argv[3] is left NULL here and filled with the compiler found in `runtimes` ($0 of the script). */
+typedef struct fb_lang_compiler {
+    int (*generate)(const char *code, size_t len, const char *function_name, char **src, size_t *src_len,
+                    fb_error *err);
+    const char *script;                /* `sh -c` text; "$0" is the compiler */
+    /* The call input the program reads on fd 4 (caller frees; NULL on ENOMEM). */
+    char *(*call_input)(json_t *args, size_t *len);
+    /* Optional: a fixed runtime compiled once (by runtime_script, same fd protocol) into an object placed at
+     * /.fnbox/runtime.o for `script` to link. NULL when the language has none. */
+    const char *(*runtime_source)(size_t *len);
+    const char *runtime_script;
+} fb_lang_compiler;
 
 typedef struct fb_lang_driver {
     const char *name;                  /* canonical name, e.g. "python" */
@@ -20,12 +36,16 @@ typedef struct fb_lang_driver {
     int (*infer)(const char *code, size_t len, fb_sig_list *out, fb_error *err);
     const char *convention;            /* the signature assumed when nothing is known (for docs/meta) */
     const char *package;               /* the Debian package that provides the runtime (for doctor) */
+    const fb_lang_compiler *compiler;  /* NULL for interpreted languages; then runtimes are compilers and
+                                          harness_path / harness_source are unused */
 } fb_lang_driver;
 
 extern const fb_lang_driver fb_lang_python;
 extern const fb_lang_driver fb_lang_javascript;
 extern const fb_lang_driver fb_lang_ruby;
 extern const fb_lang_driver fb_lang_php;
+extern const fb_lang_driver fb_lang_c;
+extern const fb_lang_driver fb_lang_cpp;
 
 /* Finds a driver by canonical name or alias (case-sensitive); NULL if unknown. */
 const fb_lang_driver *fb_lang_lookup(const char *name);

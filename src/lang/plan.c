@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lang/validate.h"
 #include "util/json.h"
 
 #define SAFE_INT_MAX 9007199254740991LL /* 2^53 - 1: the largest integer a JS number holds exactly */
@@ -122,6 +123,13 @@ int fb_plan_call(const fb_plan_input *in, fb_call_plan *out, fb_error *err)
         goto done;
     if (in->schema) {
         if (fb_sig_from_schema(in->schema, name, &schema_sig, err) < 0)
+            goto done;
+        json_t *strict = json_object_get(in->schema, "strict");
+        if (strict && !json_is_boolean(strict)) {
+            fb_set_error(err, "InvalidRequest", 0, "schema.strict: must be a boolean");
+            goto done;
+        }
+        if (json_is_true(strict) && fb_validate_args(in->schema, &schema_sig, in->args, in->kwargs, err) < 0)
             goto done;
         sig = &schema_sig;
         out->signature_source = "schema";

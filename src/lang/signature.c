@@ -27,6 +27,7 @@ void fb_function_sig_free(fb_function_sig *sig)
     free(sig->params);
     free(sig->name);
     free(sig->doc);
+    free(sig->returns);
     memset(sig, 0, sizeof *sig);
 }
 

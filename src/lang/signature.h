@@ -32,6 +32,7 @@ typedef struct fb_function_sig {
     fb_param *params;
     size_t nparams;
     char *doc;           /* python docstring / js leading comment, NULL if none */
+    char *returns;       /* C/C++: the return type, canonical text (c_infer.c); NULL for other languages */
     int line;            /* 1-based line of the definition */
 } fb_function_sig;
 
@@ -51,5 +52,8 @@ int fb_infer_python(const char *code, size_t len, fb_sig_list *out, fb_error *er
 int fb_infer_javascript(const char *code, size_t len, fb_sig_list *out, fb_error *err);
 int fb_infer_ruby(const char *code, size_t len, fb_sig_list *out, fb_error *err);
 int fb_infer_php(const char *code, size_t len, fb_sig_list *out, fb_error *err);
+/* C/C++ (c_infer.c): each fb_param.annotation is the parameter's type, canonical text ("const char*"). */
+int fb_infer_c(const char *code, size_t len, fb_sig_list *out, fb_error *err);
+int fb_infer_cpp(const char *code, size_t len, fb_sig_list *out, fb_error *err);
 
 #endif

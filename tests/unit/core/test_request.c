@@ -336,7 +336,7 @@ typedef struct invalid_case {
     const char *also;  /* and contain this; NULL = nothing more */
 } invalid_case;
 
-#define LANGS "python (py, python3), javascript (js, node, nodejs, quickjs), ruby (rb), php"
+#define LANGS "python (py, python3), javascript (js, node, nodejs, quickjs), ruby (rb), php, c, cpp (c++, cxx)"
 #define P "'language':'python','code':'x'"
 
 static const invalid_case invalid_cases[] = {

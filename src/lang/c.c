@@ -1,0 +1,40 @@
+/* The C driver: the system gcc compiles the user's code with a generated dispatcher (c_dispatch.c) inside a
+ * sandbox (core/compile.c); the program then runs in the call's sandbox. */
+#include "lang/c_dispatch.h"
+#include "lang/lang.h"
+
+static int c_generate(const char *code, size_t len, const char *function_name, char **src, size_t *src_len,
+                      fb_error *err)
+{
+    return fb_c_generate(false, code, len, function_name, src, src_len, err);
+}
+
+/* The source arrives on fd 4 (made stdin), the program leaves on fd 3. -pipe: no temporaries in /tmp.
+ * The runtime (c_dispatch.c) is compiled once into an object, so a call compiles only the user's code and a
+ * short main: it keeps a cold call close to gcc's own compile + run. */
+static const fb_lang_compiler k_compiler = {
+    .generate = c_generate,
+    .script = "exec 0<&4 4<&-; \"$0\" -x c -std=gnu17 -O2 -pipe -fdiagnostics-color=never -o /tmp/fnbox_prog - "
+              "-x none /.fnbox/runtime.o -ljansson -lm && exec cat /tmp/fnbox_prog >&3",
+    .call_input = fb_c_call_input,
+    .runtime_source = fb_c_runtime_source,
+    .runtime_script = "exec 0<&4 4<&-; \"$0\" -x c -std=gnu17 -O2 -pipe -fdiagnostics-color=never -DFNBOX__FN= "
+                      "-c -o /tmp/fnbox_runtime.o - && exec cat /tmp/fnbox_runtime.o >&3",
+};
+
+static const char *const k_aliases[] = {NULL};
+static const char *const k_runtimes[] = {"/usr/bin/gcc", "/usr/bin/cc", "/usr/local/bin/gcc", NULL};
+static const char *const k_none[] = {NULL};
+
+const fb_lang_driver fb_lang_c = {
+    .name = "c",
+    .aliases = k_aliases,
+    .runtimes = k_runtimes,
+    .runtime_args = k_none,
+    .env = k_none,
+    .arg_style = FB_ARGS_RUBY, /* positional, with keywords naming parameters placed by name */
+    .infer = fb_infer_c,
+    .convention = "the function's C declaration",
+    .package = "gcc libjansson-dev",
+    .compiler = &k_compiler,
+};
