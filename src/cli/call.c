@@ -13,7 +13,6 @@
 #include "cli/cli.h"
 #include "fnbox.h"
 
-#define MAX_REQUEST (256UL * 1024 * 1024 + 1) /* one more than the library accepts: it names the limit */
 
 static const char k_help[] =
     "usage: fnbox call [OPTIONS] [FILE|-]\n"
@@ -31,46 +30,6 @@ static const char k_help[] =
     "  2  invalid request or command line (the result names the field)\n"
     "  3  the sandbox could not be set up (error.type SandboxSetupFailed or KernelFeatureMissing)\n";
 
-static int read_request(const char *path, char **out, size_t *len)
-{
-    int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n == cap) {
-            if (cap >= MAX_REQUEST)
-                break; /* the library reports the size limit */
-            char *p = realloc(buf, cap * 2);
-            if (!p) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = p;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            if (r < 0) {
-                free(buf);
-                buf = NULL;
-            }
-            break;
-        }
-        n += (size_t)r;
-    }
-    int saved = errno;
-    if (fd != STDIN_FILENO)
-        close(fd);
-    errno = saved;
-    *out = buf;
-    *len = n;
-    return buf ? 0 : -1;
-}
 
 /* Terminating signals arrive on a signalfd that the library watches as its cancel fd. */
 static int cancel_fd_open(void)
@@ -134,7 +93,7 @@ int cli_call(int argc, char **argv)
     }
     char *req = NULL;
     size_t len = 0;
-    if (read_request(path, &req, &len) < 0) {
+    if (cli_read_input(path, &req, &len) < 0) {
         int e = errno;
         printf("{\"status\":\"error\",\"success\":false,\"error\":{\"message\":\"request: cannot read '%s': %s\","
                "\"type\":\"InvalidRequest\"},\"stdout\":\"\",\"stderr\":\"\",\"exitCode\":1}\n",

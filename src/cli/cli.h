@@ -2,11 +2,18 @@
  * only place that picks exit codes. */
 #ifndef FB_CLI_H
 #define FB_CLI_H
+#include <stddef.h>
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAILURE 1  /* fnbox itself failed (I/O, out of memory) */
 #define CLI_EXIT_USAGE 2    /* bad command line or invalid request */
 #define CLI_EXIT_SANDBOX 3  /* the sandbox could not be set up */
+
+/* One byte more than the library accepts, so that the library reports the size limit by name. */
+#define CLI_MAX_INPUT (256UL * 1024 * 1024 + 1)
+
+/* Reads FILE (or stdin for "-") whole, up to CLI_MAX_INPUT bytes; caller frees *out. -1 with errno. */
+int cli_read_input(const char *path, char **out, size_t *len);
 
 int cli_call(int argc, char **argv);
 int cli_doctor(int argc, char **argv);

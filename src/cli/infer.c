@@ -11,7 +11,6 @@
 #include "cli/cli.h"
 #include "fnbox.h"
 
-#define MAX_INPUT (256UL * 1024 * 1024 + 1) /* one more than the library accepts: it names the limit */
 
 static const char k_help[] =
     "usage: fnbox infer [OPTIONS] [FILE|-]\n"
@@ -37,46 +36,6 @@ static const char k_help[] =
     "  2  invalid input or command line: an error JSON like `fnbox call`'s (error.type InvalidRequest,\n"
     "     AmbiguousFunction when several functions and no functionName, FunctionNotFound)\n";
 
-static int read_all(const char *path, char **out, size_t *len)
-{
-    int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n == cap) {
-            if (cap >= MAX_INPUT)
-                break;
-            char *p = realloc(buf, cap * 2);
-            if (!p) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = p;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            if (r < 0) {
-                free(buf);
-                buf = NULL;
-            }
-            break;
-        }
-        n += (size_t)r;
-    }
-    int saved = errno;
-    if (fd != STDIN_FILENO)
-        close(fd);
-    errno = saved;
-    *out = buf;
-    *len = n;
-    return buf ? 0 : -1;
-}
 
 static void print_json(const char *text, size_t len, bool pretty)
 {
@@ -123,7 +82,7 @@ int cli_infer(int argc, char **argv)
     }
     char *input = NULL;
     size_t len = 0;
-    if (read_all(path, &input, &len) < 0) {
+    if (cli_read_input(path, &input, &len) < 0) {
         int e = errno;
         printf("{\"status\":\"error\",\"success\":false,\"error\":{\"message\":\"request: cannot read '%s': %s\","
                "\"type\":\"InvalidRequest\"},\"stdout\":\"\",\"stderr\":\"\",\"exitCode\":1}\n",
