@@ -1,7 +1,7 @@
 # fnbox — see README.md. `make` builds build/fnbox; `make test` runs every test.
 CC       ?= cc
 BUILD    ?= build
-PKGS     := libseccomp jansson libcrypto
+PKGS     := libseccomp jansson nettle fuse3
 CSTD     := -std=gnu11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter -Wvla -Wpointer-arith
@@ -14,7 +14,7 @@ ALL_CFLAGS  = $(CSTD) $(WARN) $(HARDEN) $(OPT) $(SAN) -fvisibility=hidden -Iincl
 ALL_LDFLAGS = -Wl,-z,relro -Wl,-z,now $(SAN) $(LDFLAGS)
 LDLIBS   += $(shell pkg-config --libs $(PKGS))
 
-LIB_SRC  := $(sort $(wildcard src/util/*.c src/core/*.c src/lang/*.c src/sandbox/*.c))
+LIB_SRC  := $(sort $(wildcard src/util/*.c src/core/*.c src/lang/*.c src/sandbox/*.c src/fs/*.c))
 LIB_ASM  := src/harness/embed.S
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_ASM:%.S=$(BUILD)/%.o)

@@ -6,7 +6,13 @@ see the same machine state. Prints median, p90 and the fnbox/bare ratios per lan
     bench/bench_cold.py [-n 30] [--fnbox build/fnbox]
 
 The bare Python run is `/usr/bin/python3 -c` (with site, as a user would run it); a second bare row,
-`python3 -I -S`, matches the flags the harness uses, to show what site import alone costs.
+`python3 -I -S`, matches the flags the harness uses, to show what site import alone costs. PHP likewise: `php -r`
+with the system's php.ini and conf.d (as fnbox runs it), and `php -n -r` to show what loading those costs.
+C and C++ (when gcc/g++ are installed): "fnbox miss" calls new code every time (a nonce comment), so fnbox
+compiles it (the runtime object and the cache directory, a private temporary one, stay warm, as on any
+machine after its first C call); "fnbox hit" repeats one code (cached program). The bare side is gcc's own
+`gcc -O2 -o prog prog.c && ./prog` of the same function with a main that prints the result (g++ and
+<iostream> for C++), in a temporary directory: the ratio a user sees against compiling by hand.
 Bare runs get a minimal environment (PATH, LANG), like the sandbox: variables such as NODE_EXTRA_CA_CERTS
 or PYTHONSTARTUP in the caller's environment would otherwise slow the bare side down (NODE_EXTRA_CA_CERTS
 alone adds ~20 ms to every node start). --host-env runs the bare side with the caller's environment.
@@ -18,6 +24,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,6 +38,9 @@ RB_FN = "def add(a, b)\n  a + b\nend\n"
 RB_BARE = RB_FN + "require 'json'\nputs JSON.generate(add(1, 2))\n"
 PHP_FN = "function add($a, $b) { return $a + $b; }\n"
 PHP_BARE = PHP_FN + "echo json_encode(add(1, 2)), \"\\n\";\n"
+C_FN = "int add(int a, int b) { return a + b; }\n"
+C_MAIN = "#include <stdio.h>\nint main(void) { printf(\"%d\\n\", add(1, 2)); return 0; }\n"
+CPP_MAIN = "#include <iostream>\nint main() { std::cout << add(1, 2) << std::endl; return 0; }\n"
 
 
 BARE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -56,6 +66,44 @@ def check_bare(p):
         sys.exit(f"bare run failed (exit {p.returncode}): {p.stdout[:300]!r} {p.stderr[:300]!r}")
 
 
+def compiled_cases(a, tmp):
+    """(name, run, check) for C and C++: fnbox miss (new code each call), fnbox hit, bare compile + run."""
+    env = dict(os.environ, FNBOX_CACHE_DIR=os.path.join(tmp, "cache"))
+    cases = []
+    for lang, cc, ext, main in [("c", "gcc", "c", C_MAIN), ("cpp", "g++", "cpp", CPP_MAIN)]:
+        if not shutil.which(cc):
+            continue
+        counter = iter(range(10**9))
+
+        def miss(lang=lang):
+            code = C_FN + f"/* {os.getpid()}-{time.time_ns()}-{next(counter)} */\n"
+            return timed([a.fnbox, "call", "-"], json.dumps({"language": lang, "code": code, "functionName": "add",
+                                                              "args": [1, 2]}).encode(), env=env)
+
+        hit_req = json.dumps({"language": lang, "code": C_FN, "functionName": "add", "args": [1, 2]}).encode()
+
+        def bare(cc=cc, ext=ext, main=main):
+            d = tempfile.mkdtemp(dir=tmp)
+            src = os.path.join(d, f"prog.{ext}")
+            with open(src, "w") as f:
+                f.write(C_FN + main)
+            t0 = time.perf_counter()
+            c = subprocess.run([cc, "-O2", "-o", os.path.join(d, "prog"), src], capture_output=True, env=BARE_ENV)
+            p = subprocess.run([os.path.join(d, "prog")], capture_output=True, env=BARE_ENV)
+            dt = (time.perf_counter() - t0) * 1000.0
+            if c.returncode != 0:
+                sys.exit(f"{cc} failed: {c.stderr[:500]!r}")
+            shutil.rmtree(d, ignore_errors=True)
+            return dt, p
+
+        cases += [
+            (f"{lang} fnbox miss", miss, check_fnbox),
+            (f"{lang} fnbox hit", lambda r=hit_req: timed([a.fnbox, "call", "-"], r, env=env), check_fnbox),
+            (f"{lang} bare", bare, check_bare),
+        ]
+    return cases
+
+
 def pct(values, q):
     s = sorted(values)
     k = (len(s) - 1) * q
@@ -71,6 +119,7 @@ def main():
     ap.add_argument("--budget", type=float, default=110.0, help="stop early after this many seconds")
     ap.add_argument("--host-env", action="store_true", help="bare runs inherit the caller's environment")
     ap.add_argument("--skip-extra", action="store_true", help="only python and node")
+    ap.add_argument("--only-compiled", action="store_true", help="only the C and C++ cases")
     a = ap.parse_args()
     env = None if a.host_env else BARE_ENV
 
@@ -99,7 +148,15 @@ def main():
         cases += [
             ("php fnbox", lambda: timed([a.fnbox, "call", "-"], php_req), check_fnbox),
             ("php bare", lambda: timed(["php", "-r", PHP_BARE], env=env), check_bare),
+            # -n: no php.ini, no conf.d extensions (json is built in): what loading the system's extensions
+            # costs, which the fnbox call (it reads the same ini files as `php bare`) pays too.
+            ("php bare -n", lambda: timed(["php", "-n", "-r", PHP_BARE], env=env), check_bare),
         ]
+    tmp = tempfile.mkdtemp(prefix="fnbox-bench-")
+    if not a.skip_extra:
+        cases += compiled_cases(a, tmp)
+    if a.only_compiled:
+        cases = [c for c in cases if c[0].startswith(("c ", "cpp "))]
     times = {name: [] for name, _, _ in cases}
     for _ in range(a.warmup):
         for name, run, check in cases:
@@ -114,7 +171,8 @@ def main():
             print(f"(time budget reached after {i + 1} rounds)", file=sys.stderr)
             break
 
-    n = len(times["python fnbox"])
+    shutil.rmtree(tmp, ignore_errors=True)
+    n = len(times[cases[0][0]])
     print(f"fnbox cold-call benchmark: {n} rounds, {os.cpu_count()} CPUs, fnbox={a.fnbox}, "
           f"bare env: {'caller' if a.host_env else 'minimal'}")
     print(f"{'case':<20}{'median ms':>11}{'p90 ms':>10}{'min ms':>10}")
@@ -122,15 +180,22 @@ def main():
         v = times[name]
         print(f"{name:<20}{statistics.median(v):>11.1f}{pct(v, 0.9):>10.1f}{min(v):>10.1f}")
     pairs = [("python", "python bare"), ("node", "node bare"), ("ruby", "ruby bare"), ("ruby", "ruby bare no-gems"),
-             ("php", "php bare")]
+             ("php", "php bare"), ("php", "php bare -n")]
     for lang, bare in pairs:
         if bare not in times:
             continue
         f, b = times[f"{lang} fnbox"], times[bare]
         print(f"ratio {lang} fnbox/{bare.split(' ', 1)[1]}: median {statistics.median(f) / statistics.median(b):.2f}x, "
               f"p90 {pct(f, 0.9) / pct(b, 0.9):.2f}x")
-    f, b = times["python fnbox"], times["python bare -I -S"]
-    print(f"ratio python fnbox/bare(-I -S): median {statistics.median(f) / statistics.median(b):.2f}x")
+    for lang in ("c", "cpp"):
+        if f"{lang} bare" not in times:
+            continue
+        f, h, b = times[f"{lang} fnbox miss"], times[f"{lang} fnbox hit"], times[f"{lang} bare"]
+        print(f"ratio {lang} fnbox first call/gcc compile+run: median {statistics.median(f) / statistics.median(b):.2f}x "
+              f"(goal <= 1.05x); cached/first: {statistics.median(h) / statistics.median(f):.3f}x (goal <= 0.1x)")
+    if "python bare -I -S" in times:
+        f, b = times["python fnbox"], times["python bare -I -S"]
+        print(f"ratio python fnbox/bare(-I -S): median {statistics.median(f) / statistics.median(b):.2f}x")
 
 
 if __name__ == "__main__":

@@ -47,6 +47,19 @@ FNBOX_API int fnbox_doctor(char **report);
 FNBOX_API int fnbox_infer(const char *request, size_t request_len, const char *format, char **result,
                           size_t *result_len);
 
+/* Applies file changes to host directories, as `fnbox sync` does (docs/internals/sync.md). input is JSON
+ * {"changes": [...] | {created, modified, deleted}, "mount": {...as in a call request...}, "onError":
+ * "rollback" | "continue" | "abort" (overrides mount.sync.onError)}; each change is {path, type, content,
+ * kind|operation, mode?, size?} as a result reports it (content a string, or {"base64": "..."}). Every
+ * change is checked against mount.permissions again and written atomically beneath its mount root.
+ * On return *result is the report JSON {success, synced, failed, skipped, notAttempted, rolledBack,
+ * undone, onError, details} (plus error {message, type} when the input was refused), released with
+ * fnbox_free. Returns FNBOX_OK when every change was synced or skipped by policy; 1 when at least one
+ * failed (under "rollback" nothing was kept); FNBOX_INVALID_REQUEST when the input was refused (nothing
+ * written; error.message names the field); FNBOX_SANDBOX_FAILED when host files cannot be written safely
+ * here (error.type "KernelFeatureMissing": openat2 is missing); FNBOX_NO_RESULT on allocation failure. */
+FNBOX_API int fnbox_sync(const char *input, size_t input_len, char **result, size_t *result_len);
+
 FNBOX_API void fnbox_free(void *p);
 FNBOX_API const char *fnbox_version(void);
 

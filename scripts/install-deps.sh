@@ -4,7 +4,8 @@ set -euo pipefail
 pkgs=(
   build-essential pkg-config       # compiler, make
   libseccomp-dev libjansson-dev    # seccomp filters, JSON
-  libssl-dev                       # SHA-256 (libcrypto) for the C/C++ compile cache
+  nettle-dev                       # SHA-256 (compile cache) and base64 (file contents)
+  libfuse3-dev                     # host mounts are served to the sandbox over FUSE
   libcmocka-dev                    # C unit tests
   python3 nodejs ruby php-cli      # the runtimes fnbox sandboxes
   python3-pytest                   # integration and security tests

@@ -11,6 +11,7 @@
 #include "core/limits.h"
 #include "core/request.h"
 #include "core/result.h"
+#include "core/workspace.h"
 #include "fnbox.h"
 #include "lang/plan.h"
 #include "sandbox/sandbox.h"
@@ -89,69 +90,64 @@ static int build_exec(const fb_lang_driver *lang, const char *runtime, const cha
     return 0;
 }
 
-/* A compiled language: the program built by core/compile.c runs as /.fnbox/prog with the same fd 3/4 protocol. */
-static int run_program(const fb_request *req, const fb_call_plan *plan, const fb_compiled *prog, int cancel_fd,
-                       fb_sandbox_outcome *out, fb_error *err)
-{
-    size_t input_len = 0;
-    char *input = req->lang->compiler->call_input(plan->args.args, &input_len);
-    if (!input)
-        return fb_set_error(err, "InternalError", 0, "out of memory building the call input");
-    static const char *const argv[] = {"/.fnbox/prog", NULL};
-    static const char *const envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
-                                       "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
-    fb_sandbox_file file = {.path = argv[0], .data = prog->data, .len = prog->len, .executable = true};
-    fb_sandbox_spec spec = {
-        .exec_path = argv[0],
-        .argv = (char *const *)argv,
-        .envp = (char *const *)envp,
-        .workdir = req->workdir,
-        .files = &file,
-        .nfiles = 1,
-        .input = input,
-        .input_len = input_len,
-        .cancel_fd = cancel_fd,
-    };
-    default_limits(&spec.limits, req->timeout_s);
-    int rc = fb_sandbox_run(&spec, out, err);
-    free(input);
-    return rc;
-}
+/* What runs: an interpreter with its harness, or the program core/compile.c built (as /.fnbox/prog, same
+ * fd 3/4 protocol). The strings point into static, driver or plan storage; input is the caller's to free. */
+typedef struct run_target {
+    const char *argv[MAX_ARGV], *envp[MAX_ENV];
+    fb_sandbox_file file;
+    char *input;
+    size_t input_len;
+} run_target;
 
-static int run_in_sandbox(const fb_request *req, const fb_call_plan *plan, int cancel_fd, fb_sandbox_outcome *out,
-                          fb_error *err)
+static int target_interpreted(const fb_request *req, const fb_call_plan *plan, run_target *t, fb_error *err)
 {
     const char *runtime = fb_lang_find_runtime(req->lang);
     if (!runtime)
         return fb_set_error(err, "KernelFeatureMissing", 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
                             req->lang->name, req->lang->runtimes[0]);
-    size_t input_len = 0;
-    char *input = harness_input(req, plan, &input_len);
-    if (!input)
-        return fb_set_error(err, "InternalError", 0, "out of memory building the harness input");
+    if (build_exec(req->lang, runtime, t->argv, t->envp, err) < 0)
+        return -1;
     size_t hlen = 0;
     const char *hsrc = req->lang->harness_source(&hlen);
-    fb_sandbox_file harness = {.path = req->lang->harness_path, .data = hsrc, .len = hlen};
-    const char *argv[MAX_ARGV], *envp[MAX_ENV];
-    if (build_exec(req->lang, runtime, argv, envp, err) < 0) {
-        free(input);
-        return -1;
-    }
+    t->file = (fb_sandbox_file){.path = req->lang->harness_path, .data = hsrc, .len = hlen};
+    t->input = harness_input(req, plan, &t->input_len);
+    if (!t->input)
+        return fb_set_error(err, "InternalError", 0, "out of memory building the harness input");
+    return 0;
+}
+
+static int target_compiled(const fb_request *req, const fb_call_plan *plan, const fb_compiled *prog, run_target *t,
+                           fb_error *err)
+{
+    static const char *const envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
+                                       "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
+    t->argv[0] = "/.fnbox/prog";
+    t->argv[1] = NULL;
+    memcpy(t->envp, envp, sizeof envp);
+    t->file = (fb_sandbox_file){.path = t->argv[0], .data = prog->data, .len = prog->len, .executable = true};
+    t->input = req->lang->compiler->call_input(plan->args.args, &t->input_len);
+    if (!t->input)
+        return fb_set_error(err, "InternalError", 0, "out of memory building the call input");
+    return 0;
+}
+
+static int run_in_sandbox(const fb_request *req, const run_target *t, fb_workspace *ws, int cancel_fd,
+                          fb_sandbox_outcome *out, fb_error *err)
+{
     fb_sandbox_spec spec = {
-        .exec_path = runtime,
-        .argv = (char *const *)argv,
-        .envp = (char *const *)envp,
+        .exec_path = t->argv[0],
+        .argv = (char *const *)t->argv,
+        .envp = (char *const *)t->envp,
         .workdir = req->workdir,
-        .files = &harness,
+        .files = &t->file,
         .nfiles = 1,
-        .input = input,
-        .input_len = input_len,
+        .input = t->input,
+        .input_len = t->input_len,
         .cancel_fd = cancel_fd,
     };
     default_limits(&spec.limits, req->timeout_s);
-    int rc = fb_sandbox_run(&spec, out, err);
-    free(input);
-    return rc;
+    fb_workspace_attach(ws, &spec);
+    return fb_sandbox_run(&spec, out, err);
 }
 
 static int finish(fb_result *res, int code, char **result, size_t *result_len)
@@ -171,6 +167,12 @@ static int fail_result(const fb_error *err, int code, int exit_code, double t0, 
     return finish(&res, code, result, result_len);
 }
 
+static int setup_code(const fb_error *err)
+{
+    bool setup = strcmp(err->type, "SandboxSetupFailed") == 0 || strcmp(err->type, "KernelFeatureMissing") == 0;
+    return setup ? FNBOX_SANDBOX_FAILED : strcmp(err->type, "InvalidRequest") == 0 ? FNBOX_INVALID_REQUEST : FNBOX_OK;
+}
+
 FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_call_options *options, char **result,
                          size_t *result_len)
 {
@@ -182,33 +184,41 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     fb_sandbox_outcome outcome = {0};
     fb_result res = {0};
     fb_compiled prog = {0};
+    fb_workspace ws = {0};
+    run_target target = {0};
+    fb_sandbox_limits lim;
     int code;
 
     *result = NULL;
-    if (fb_request_parse(request, request_len, &req, &err) < 0)
-        return fail_result(&err, FNBOX_INVALID_REQUEST, 1, t0, NULL, result, result_len);
+    if (fb_request_parse(request, request_len, &req, &err) < 0) {
+        code = fail_result(&err, setup_code(&err), 1, t0, NULL, result, result_len);
+        fb_request_free(&req);
+        return code;
+    }
     fb_plan_input pin = {.lang = req.lang, .code = req.code, .code_len = req.code_len,
                          .function_name = req.function_name, .schema = req.schema, .args = req.args,
                          .kwargs = req.kwargs};
-    if (fb_plan_call(&pin, &plan, &err) < 0) {
-        code = strcmp(err.type, "InvalidRequest") == 0 ? FNBOX_INVALID_REQUEST : FNBOX_OK;
-        code = fail_result(&err, code, 1, t0, plan.signature_source, result, result_len);
+    default_limits(&lim, req.timeout_s);
+    if (fb_plan_call(&pin, &plan, &err) < 0 || fb_workspace_prepare(&ws, &req, &lim, &err) < 0) {
+        code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
     if (req.lang->compiler && fb_compile(req.lang, req.code, req.code_len, plan.function_name, req.timeout_s,
                                          cancel_fd, &prog, &err) < 0) {
-        bool setup = strcmp(err.type, "SandboxSetupFailed") == 0 || strcmp(err.type, "KernelFeatureMissing") == 0;
-        code = fail_result(&err, setup ? FNBOX_SANDBOX_FAILED : FNBOX_OK, 1, t0, plan.signature_source, result,
-                           result_len);
+        code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
-    if ((req.lang->compiler ? run_program(&req, &plan, &prog, cancel_fd, &outcome, &err)
-                            : run_in_sandbox(&req, &plan, cancel_fd, &outcome, &err)) < 0) {
+    if ((req.lang->compiler ? target_compiled(&req, &plan, &prog, &target, &err)
+                            : target_interpreted(&req, &plan, &target, &err)) < 0 ||
+        run_in_sandbox(&req, &target, &ws, cancel_fd, &outcome, &err) < 0) {
         code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
-    if (fb_result_from_outcome(&res, &outcome, req.timeout_s, &err) < 0) {
-        code = FNBOX_NO_RESULT;
+    /* Every sandboxed process is gone: what they left behind can be read, judged and synced. */
+    if (fb_result_from_outcome(&res, &outcome, req.timeout_s, &err) < 0 || fb_workspace_collect(&ws, &outcome, &err) < 0 ||
+        fb_workspace_sync(&ws, fb_result_succeeded(&res), &err) < 0 || fb_workspace_report(&ws, res.obj, &err) < 0) {
+        fb_result_free(&res);
+        code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
     fb_result_set_meta(&res, now_ms() - t0, plan.signature_source);
@@ -216,6 +226,8 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         fb_result_set_compile(&res, prog.cache);
     code = finish(&res, FNBOX_OK, result, result_len);
 done:
+    free(target.input);
+    fb_workspace_free(&ws);
     fb_compiled_free(&prog);
     fb_sandbox_outcome_free(&outcome);
     fb_call_plan_free(&plan);

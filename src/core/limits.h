@@ -7,6 +7,7 @@
 /* Input */
 #define FB_MAX_REQUEST_BYTES (256ULL * FB_MiB)  /* whole request JSON */
 #define FB_MAX_CODE_BYTES (16ULL * FB_MiB)      /* the `code` string */
+#define FB_MAX_REQUEST_FILES 10000             /* entries of `files` */
 #define FB_MAX_NAME_BYTES 256                   /* functionName, language, workdir */
 /* jansson refuses nesting deeper than JSON_PARSER_MAX_DEPTH (2048) with a clear error. */
 
@@ -28,5 +29,14 @@
 #define FB_DEFAULT_OUTPUT_BYTES (1ULL * FB_MiB)   /* per stream (stdout, stderr); more is dropped + flagged */
 #define FB_DEFAULT_RESULT_BYTES (256ULL * FB_MiB) /* result channel; the memory limit bounds it first */
 #define FB_MAX_SETUP_MSG 2048                     /* a setup failure report from inside the sandbox */
+
+/* Compiled languages (core/compile.c): the compile cache and the compiler's own sandbox */
+#define FB_CACHE_MAX_ENTRIES 256                  /* programs + runtime objects in the cache directory */
+#define FB_CACHE_MAX_BYTES (256ULL * FB_MiB)      /* their total size; least recently used out first */
+#define FB_CACHE_MAX_PROGRAM (128ULL * FB_MiB)    /* one compiled program (bigger: compile error) */
+#define FB_CACHE_STALE_TMP_S 600                  /* a writer's temporary older than this is garbage */
+#define FB_COMPILE_MIN_TIMEOUT_S 60.0             /* the compiler gets at least this, whatever the call's */
+#define FB_COMPILE_MEMORY_BYTES (1024ULL * FB_MiB) /* cc1plus on <iostream> alone takes ~100 MB */
+#define FB_COMPILE_TMP_BYTES (256ULL * FB_MiB)
 
 #endif

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/limits.h"
@@ -262,17 +263,21 @@ static int parse_options(json_t *root, fb_request *r, fb_error *err)
         return BAD("reporting: give resultOptions (v0.1) or options.reporting (v0.2), not both");
     if (parse_reporting(ro ? ro : rep ? rep : orep, ro ? "resultOptions" : rep ? "reporting" : "options.reporting", r, err) < 0)
         return -1;
-    /* Workspace files and host mounts arrive with the workspace module; until then refuse them rather
-     * than run the function without the files it expects. */
-    static const char *const later[] = {"files", "mount"};
-    for (int i = 0; i < 2; i++) {
-        v = root_or_option(root, options, later[i], err, &rc);
-        if (rc < 0)
-            return -1;
-        if (v && !json_is_null(v))
-            return BAD("%s: not supported by this version of fnbox yet", later[i]);
+    v = root_or_option(root, options, "files", err, &rc);
+    if (rc < 0)
+        return -1;
+    if (v && !json_is_null(v)) {
+        if (!json_is_object(v))
+            return BAD("files: must be an object {path: content}, got %s", type_name(v));
+        r->files = v;
     }
-    return 0;
+    v = root_or_option(root, options, "mount", err, &rc);
+    if (rc < 0 || !v || json_is_null(v))
+        return rc;
+    r->mount = calloc(1, sizeof *r->mount);
+    if (!r->mount)
+        return fb_set_error(err, "OutOfMemory", ENOMEM, "mount");
+    return fb_mount_config_parse(v, "mount", r->mount, err);
 }
 
 static int parse_schema(json_t *root, fb_request *r, fb_error *err)
@@ -316,6 +321,10 @@ fail:
 
 void fb_request_free(fb_request *r)
 {
+    if (r->mount) {
+        fb_mount_config_free(r->mount);
+        free(r->mount);
+    }
     json_decref(r->args);
     json_decref(r->kwargs);
     json_decref(r->root);

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "fs/mount.h"
 #include "lang/lang.h"
 #include "util/error.h"
 
@@ -23,6 +24,8 @@ typedef struct fb_request {
     const char *workdir;          /* borrowed or the default */
     double timeout_s;
     fb_reporting reporting;
+    json_t *files;                /* the `files` object (borrowed; checked to be an object) or NULL */
+    fb_mount_config *mount;       /* decoded `mount` (owned) or NULL */
 } fb_request;
 
 /* Parses text (len bytes, need not be NUL-terminated). On failure err->type is "InvalidRequest" and the

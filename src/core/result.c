@@ -105,11 +105,18 @@ static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off)
     return 0;
 }
 
-static int from_header(fb_result *r, const fb_sandbox_outcome *o, json_t *h, size_t off, int *exit_code)
+static void from_status(fb_result *r, const fb_sandbox_outcome *o, double timeout_s, int *exit_code);
+
+static int from_header(fb_result *r, const fb_sandbox_outcome *o, json_t *h, size_t off, double timeout_s,
+                       int *exit_code)
 {
     if (json_is_true(json_object_get(h, "ok"))) {
         int rc = accept_value(r, o, off);
         *exit_code = rc == 0 ? 0 : 1;
+        /* Killed while writing the value (the memory limit, a signal): the signal tells what happened, not
+         * the half-written text. */
+        if (rc == 1 && o->term_signal)
+            from_status(r, o, timeout_s, exit_code);
         return rc < 0 ? -1 : 0;
     }
     json_t *e = json_object_get(h, "error");
@@ -162,7 +169,7 @@ int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, double timeout_s
     json_t *h = (o->timed_out || o->cancelled) ? NULL : parse_header(&o->result, &off);
     int rc = 0;
     if (h)
-        rc = from_header(r, o, h, off, &exit_code);
+        rc = from_header(r, o, h, off, timeout_s, &exit_code);
     else
         from_status(r, o, timeout_s, &exit_code);
     json_decref(h);
@@ -238,4 +245,9 @@ void fb_result_free(fb_result *r)
     json_decref(r->obj);
     free(r->result_raw);
     memset(r, 0, sizeof *r);
+}
+
+bool fb_result_succeeded(const fb_result *r)
+{
+    return json_is_true(json_object_get(r->obj, "success"));
 }

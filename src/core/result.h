@@ -23,6 +23,8 @@ int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_s
 int fb_result_set_compile(fb_result *r, const char *cache);
 /* Serializes to one line of JSON (caller frees). */
 char *fb_result_render(const fb_result *r, size_t *len);
+/* Whether the call's status is "success". */
+bool fb_result_succeeded(const fb_result *r);
 void fb_result_free(fb_result *r);
 
 #endif

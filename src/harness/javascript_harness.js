@@ -61,7 +61,12 @@ function readInput() {
   // on a cold start) but reads from the file position: if that was not 0, read the file from offset 0.
   let req;
   try {
-    req = jsonParse(fs.readFileSync(INPUT_FD, 'utf8'));
+    let text = fs.readFileSync(INPUT_FD, 'utf8');
+    req = jsonParse(text);
+    if (text.length > LARGE) {
+      text = null;
+      collectGarbage();
+    }
   } catch (e) {
     const st = fs.fstatSync(INPUT_FD);
     if (!st.isFile()) throw e;
@@ -88,6 +93,22 @@ function setBigInt(args, path) {
 
 // ----------------------------------------------------------------------------------------------- output
 
+// Large inputs and results: V8 leaves a 64 MB text it no longer needs (the input, the parts JSON.stringify
+// built the result from) until some later collection, and the call's memory limit counts it meanwhile.  Past
+// LARGE characters the harness collects at the points where it has just let go of such a text, sweeping on
+// this thread so that the pages are gone when gc() returns (a concurrent sweep frees them ~50 ms later).
+const LARGE = 1 << 24;
+let gcFn = null;
+function collectGarbage() {
+  try {
+    if (gcFn === null) {
+      require('v8').setFlagsFromString('--expose-gc --no-concurrent-sweeping');
+      gcFn = vm.runInNewContext('gc');
+    }
+    gcFn();
+  } catch (e) { /* only memory is at stake */ }
+}
+
 function writeAll(fd, buf) {
   let off = 0;
   while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off);
@@ -111,8 +132,23 @@ function publish(header, body) {
     } else if (body.length < (1 << 16)) {
       writeString(RESULT_FD, header + body);
     } else {
+      // A slice at a time: a 64 MB result never exists twice over (string + Buffer) next to its copy in the
+      // result memfd, which the call's memory limit counts too.  JSON.stringify escapes lone surrogates, so
+      // a pair is only ever split by a slice boundary: move it back by one unit.
       writeAll(RESULT_FD, bufferFrom(header, 'utf8'));
-      writeAll(RESULT_FD, bufferFrom(body, 'utf8'));
+      if (body.length > LARGE) {
+        collectGarbage();       // the value (main() let go of it)
+        body.charCodeAt(0);     // flattens the text in place; then the parts it was built from can go
+        collectGarbage();
+      }
+      const step = 1 << 22;
+      for (let i = 0; i < body.length;) {
+        let j = i + step < body.length ? i + step : body.length;
+        const c = body.charCodeAt(j - 1);
+        if (j < body.length && c >= 0xd800 && c <= 0xdbff) j--;
+        writeString(RESULT_FD, body.slice(i, j));      // no Buffer left for the GC per slice
+        i = j;
+      }
     }
   } catch (e) {
     // The result channel itself failed (fd 3 closed by the function...): fnbox reports NoResult.
@@ -653,16 +689,23 @@ async function runBody(code, ctx) {
 
 // ------------------------------------------------------------------------------------------------- main
 
+// The value travels in a box that main() empties: a suspended async frame keeps what it awaited, which would
+// keep a 64 MB result (or argument) alive through its serialization.
+async function run(box, code, name, args, ctx) {
+  box.value = name === null || name === undefined ? await runBody(code, ctx) : await runFunction(code, name, args, ctx);
+}
+
 async function main() {
   let code, name, args, workdir;
   try {
-    const req = readInput();
+    let req = readInput();
     code = typeof req.code === 'string' ? req.code : '';
     name = req.functionName;
     args = isArray(req.args) ? req.args : [];
     for (const i of req.undefined || []) args[i] = undefined;
     for (const p of req.bigints || []) setBigInt(args, p);
     workdir = typeof req.workdir === 'string' && req.workdir ? req.workdir : process.cwd();
+    req = null;
   } catch (e) {
     publishError('HarnessError', `cannot read the call input on fd 4: ${e && e.message}`, '', 1);
     return reflectApply(realExit, process, [1]);
@@ -670,9 +713,13 @@ async function main() {
   installProcessHooks();
   const ctx = makeContext(workdir);
   try {
-    const result = name === null || name === undefined ? await runBody(code, ctx) : await runFunction(code, name, args, ctx);
+    const box = { value: undefined };
+    await run(box, code, name, args, ctx);
     args = null;
+    let result = box.value;
+    box.value = undefined;
     const text = serialize(result);
+    result = null;          // publish() may collect garbage: the value need not survive its serialization
     publish('{"ok":true}\n', text);
     exitStatus = 0;
   } catch (e) {

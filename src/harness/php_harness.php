@@ -158,7 +158,7 @@ function decode(string $text): mixed
 
 // ----------------------------------------------------------------------------------------------- output
 
-function publish(string $data): void
+function publish(string $data, string $body = ''): void
 {
     while (\ob_get_level() > 0 && @\ob_end_flush()) {
     }
@@ -171,6 +171,15 @@ function publish(string $data): void
     $len = \strlen($data);
     for ($off = 0; $off < $len;) {
         $n = \fwrite($h, $off === 0 ? $data : \substr($data, $off));
+        if ($n === false || $n === 0) {
+            break;
+        }
+        $off += $n;
+    }
+    // The result text apart from the header: "header" . $text would copy a 64 MB result once more.
+    $len = $off === $len ? \strlen($body) : 0;
+    for ($off = 0; $off < $len;) {
+        $n = \fwrite($h, $off === 0 ? $body : \substr($body, $off, 1 << 22));
         if ($n === false || $n === 0) {
             break;
         }
@@ -198,20 +207,27 @@ function needs_conversion(mixed $v): bool
     if (\is_object($v) || \is_resource($v) || (\is_float($v) && !\is_finite($v))) {
         return true;
     }
-    if (!\is_array($v)) {
-        return false;
-    }
-    $found = false;
-    try {
-        \array_walk_recursive($v, static function ($x) use (&$found) {
-            if (\is_object($x) || \is_resource($x) || (\is_float($x) && !\is_finite($x))) {
-                $found = true;
-                throw new \LengthException();
+    // A walk by value: array_walk_recursive takes the array by reference, which separates (copies) every
+    // nested array of the result (a 1M-item result twice over). Past MAX_DEPTH (a reference cycle...):
+    // convert() says what is wrong.
+    $stack = \is_array($v) ? [$v] : [];
+    $depths = [0];
+    while ($stack) {
+        $a = \array_pop($stack);
+        $d = \array_pop($depths);
+        if ($d > MAX_DEPTH) {
+            return true;
+        }
+        foreach ($a as $x) {
+            if (\is_array($x)) {
+                $stack[] = $x;
+                $depths[] = $d + 1;
+            } elseif (\is_object($x) || \is_resource($x) || (\is_float($x) && !\is_finite($x))) {
+                return true;
             }
-        });
-    } catch (\LengthException $e) {
+        }
     }
-    return $found;
+    return false;
 }
 
 function describe(mixed $v): string
@@ -492,7 +508,7 @@ function main(): int
         return report($e);
     }
     unset($value);
-    publish("{\"ok\":true}\n" . $text);
+    publish("{\"ok\":true}\n", $text);
     return 0;
 }
 

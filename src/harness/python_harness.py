@@ -115,14 +115,21 @@ def _flush_user_streams():
                 pass
 
 
-def _publish(header, body=b''):
-    # The function's own output reaches fds 1/2 before the result appears on fd 3.
+def _publish(header, body=''):
+    # The function's own output reaches fds 1/2 before the result appears on fd 3.  The body (str) is
+    # encoded a slice at a time: a 64 MB result never exists twice over (text + bytes) next to its copy in
+    # the result memfd, which the call's memory limit counts too.  Lone surrogates can only sit inside
+    # string literals: backslashreplace writes them as \udXXX escapes (code point by code point, so slicing
+    # cannot split one).
     _flush_user_streams()
-    if len(body) < (1 << 20):
-        _write_all(_RESULT_FD, header + body)
-    else:
-        _write_all(_RESULT_FD, header)
-        _write_all(_RESULT_FD, body)
+    n = len(body)
+    if n < (1 << 20):
+        _write_all(_RESULT_FD, header + body.encode('utf-8', 'backslashreplace'))
+        return
+    _write_all(_RESULT_FD, header)
+    step = 1 << 22
+    for i in range(0, n, step):
+        _write_all(_RESULT_FD, body[i:i + step].encode('utf-8', 'backslashreplace'))
 
 
 def _no_default(o):
@@ -138,8 +145,7 @@ def _serialize(value):
         # Values to convert, NaN/Infinity, non-string keys, huge ints, deep nesting, cycles.
         _cold('serialize')
         text = _serialize_full(value)       # noqa: F821 (cold)
-    # Lone surrogates can only sit inside string literals: backslashreplace writes them as \udXXX escapes.
-    return text.encode('utf-8', 'backslashreplace')
+    return text                             # str; _publish encodes it
 
 
 # ---------------------------------------------------------------------------------------- user code

@@ -64,7 +64,9 @@ module FnboxHarness
     data = io.read
     io.close
     data.force_encoding(Encoding::UTF_8)
-    JSON.parse(data, max_nesting: false, create_additions: false, allow_nan: false)
+    req = JSON.parse(data, max_nesting: false, create_additions: false, allow_nan: false)
+    data.clear # frees the text now, not at some later GC (a 64 MB input counts against the memory limit)
+    req
   end
 
   # ----------------------------------------------------------------------------------------- output
@@ -105,6 +107,7 @@ module FnboxHarness
   # ------------------------------------------------------------------------------------ serialization
 
   INF = Float::INFINITY
+  LARGE = 16 << 20
 
   def json_string(s)
     s = String.new(s) unless s.instance_of?(String) # subclasses: the plain string, not their to_json
@@ -186,8 +189,49 @@ module FnboxHarness
 
   # The result as JSON text, iteratively: frames are [kind, items, index, object_id] where kind is
   # :array, :hash (items: the pairs) or :conv (a converted object; only closes its cycle guard).
+  NATIVE_DEPTH = 256
+  UTF8_OR_ASCII = [Encoding::UTF_8, Encoding::US_ASCII].freeze
+
+  def native_text?(s)
+    s.instance_of?(String) && UTF8_OR_ASCII.include?(s.encoding) && s.valid_encoding?
+  end
+
+  # Whether the C generator writes the value exactly as serialize's own loop would: JSON's types only (exact
+  # classes, String keys), valid UTF-8 text, finite floats, nesting within NATIVE_DEPTH (the generator
+  # recurses; a cycle shows up as too deep).  Checked without recursion and without building anything.
+  def native?(value)
+    stack = [value, 0]
+    until stack.empty?
+      d = stack.pop
+      o = stack.pop
+      case o
+      when nil, true, false, Integer then next
+      when Float then return false if o.nan? || o.infinite?
+      when String then return false unless native_text?(o)
+      when Array
+        return false unless o.instance_of?(Array) && d < NATIVE_DEPTH
+        o.each { |x| stack << x << d + 1 }
+      when Hash
+        return false unless o.instance_of?(Hash) && d < NATIVE_DEPTH
+        o.each do |k, x|
+          return false unless native_text?(k)
+          stack << x << d + 1
+        end
+      else return false
+      end
+    end
+    true
+  end
+
   def serialize(value)
-    out = []
+    if value.instance_of?(String) # a long string: its JSON text only, no second copy in `out`
+      v = string_value(value)
+      return json_string(v) if v.is_a?(String)
+    end
+    # JSON-native values (the usual case): the C generator, ~20x faster than the loop below and without its
+    # garbage (a 1M-item array would otherwise leave ~100 MB of it).
+    return JSON.generate(value, max_nesting: false) if (value.is_a?(Array) || value.is_a?(Hash)) && native?(value)
+    out = String.new(encoding: Encoding::UTF_8) # one buffer: an array of parts costs ~40 bytes a part
     active = {}.compare_by_identity
     frames = []
     o = value
@@ -266,7 +310,7 @@ module FnboxHarness
         done = false
         break
       end
-      return out.join if done
+      return out if done
     end
   end
 
@@ -383,6 +427,8 @@ module FnboxHarness
     rescue Exception => e # rubocop:disable Lint/RescueException
       return report(e)
     end
+    req = nil
+    GC.start if body.bytesize > LARGE # the arguments and the value, before the copy in the result memfd
     publish("{\"ok\":true}\n", body)
     0
   end

@@ -11,15 +11,21 @@ static int c_generate(const char *code, size_t len, const char *function_name, c
 
 /* The source arrives on fd 4 (made stdin), the program leaves on fd 3. -pipe: no temporaries in /tmp.
  * The runtime (c_dispatch.c) is compiled once into an object, so a call compiles only the user's code and a
- * short main: it keeps a cold call close to gcc's own compile + run. */
+ * short main: it keeps a cold call close to gcc's own compile + run. When gold is installed it links (about
+ * 4 ms faster than ld.bfd on a small program, the LTO plugin skipped: nothing here is LTO) and writes the
+ * program straight into the fd 3 pipe (gold can; ld.bfd seeks), which saves the `cat`. core/compile.c
+ * puts both linkers' identity in the cache key. */
+#define FB_C_FLAGS "-x c -std=gnu17 -O2 -pipe -fdiagnostics-color=never"
+#define FB_C_LINK "-x none /.fnbox/runtime.o -ljansson -lm"
 static const fb_lang_compiler k_compiler = {
     .generate = c_generate,
-    .script = "exec 0<&4 4<&-; \"$0\" -x c -std=gnu17 -O2 -pipe -fdiagnostics-color=never -o /tmp/fnbox_prog - "
-              "-x none /.fnbox/runtime.o -ljansson -lm && exec cat /tmp/fnbox_prog >&3",
+    .script = "exec 0<&4 4<&-; if [ -x /usr/bin/ld.gold ]; then exec \"$0\" " FB_C_FLAGS
+              " -fuse-ld=gold -fno-use-linker-plugin -o /dev/fd/3 - " FB_C_LINK "; fi; \"$0\" " FB_C_FLAGS
+              " -o /tmp/fnbox_prog - " FB_C_LINK " && exec cat /tmp/fnbox_prog >&3",
     .call_input = fb_c_call_input,
     .runtime_source = fb_c_runtime_source,
-    .runtime_script = "exec 0<&4 4<&-; \"$0\" -x c -std=gnu17 -O2 -pipe -fdiagnostics-color=never -DFNBOX__FN= "
-                      "-c -o /tmp/fnbox_runtime.o - && exec cat /tmp/fnbox_runtime.o >&3",
+    .runtime_script = "exec 0<&4 4<&-; \"$0\" " FB_C_FLAGS " -DFNBOX__FN= -c -o /tmp/fnbox_runtime.o - "
+                      "&& exec cat /tmp/fnbox_runtime.o >&3",
 };
 
 static const char *const k_aliases[] = {NULL};

@@ -25,10 +25,46 @@ static const char k_prelude_c[] =
     "#include <string.h>\n"
     "#include <unistd.h>\n"
     "\n"
-    "typedef struct fnbox__buf { char *p; size_t n, cap; } fnbox__buf;\n"
+    "/* stream: the result value, sent to fd 3 in 1 MiB pieces instead of held whole (a 64 MB result would\n"
+    " * otherwise need a second 64 MB) */\n"
+    "typedef struct fnbox__buf { char *p; size_t n, cap; int stream; } fnbox__buf;\n"
+    "\n"
+    "FNBOX__FN void fnbox__write_all(int fd, const char *p, size_t n)\n"
+    "{\n"
+    "    while (n > 0) {\n"
+    "        ssize_t w = write(fd, p, n);\n"
+    "        if (w < 0 && errno == EINTR)\n"
+    "            continue;\n"
+    "        if (w <= 0)\n"
+    "            _exit(70);\n"
+    "        p += w;\n"
+    "        n -= (size_t)w;\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "static int fnbox__ok_sent;\n"
+    "\n"
+    "/* The result so far to fd 3, after the {\"ok\":true} line. */\n"
+    "FNBOX__FN void fnbox__flush(fnbox__buf *b)\n"
+    "{\n"
+    "    if (!fnbox__ok_sent) {\n"
+    "        fflush(NULL);\n"
+    "        fnbox__write_all(3, \"{\\\"ok\\\":true}\\n\", 12);\n"
+    "        fnbox__ok_sent = 1;\n"
+    "    }\n"
+    "    fnbox__write_all(3, b->p, b->n);\n"
+    "    b->n = 0;\n"
+    "}\n"
     "\n"
     "FNBOX__FN void fnbox__add(fnbox__buf *b, const char *s, size_t n)\n"
     "{\n"
+    "    if (b->stream && b->n + n > ((size_t)1 << 20)) {\n"
+    "        fnbox__flush(b);\n"
+    "        if (n > ((size_t)1 << 20)) {\n"
+    "            fnbox__write_all(3, s, n);\n"
+    "            return;\n"
+    "        }\n"
+    "    }\n"
     "    if (b->n + n + 1 > b->cap) {\n"
     "        size_t cap = b->cap ? b->cap * 2 : 256;\n"
     "        while (cap < b->n + n + 1)\n"
@@ -61,9 +97,13 @@ static const char k_prelude_c[] =
     "            snprintf(e, sizeof e, \"\\\\u%04x\", c);\n"
     "            fnbox__adds(b, e);\n"
     "            i++;\n"
-    "        } else if (c < 0x80) {\n"
-    "            fnbox__add(b, s + i, 1);\n"
-    "            i++;\n"
+    "        } else if (c < 0x80) { /* a run of plain bytes at once */\n"
+    "            size_t j = i + 1;\n"
+    "            while (j < n && (unsigned char)s[j] >= 0x20 && (unsigned char)s[j] < 0x7f && s[j] != '\"' &&\n"
+    "                   s[j] != '\\\\')\n"
+    "                j++;\n"
+    "            fnbox__add(b, s + i, j - i);\n"
+    "            i = j;\n"
     "        } else {\n"
     "            size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;\n"
     "            int ok = len > 0 && i + len <= n;\n"
@@ -130,29 +170,14 @@ static const char k_prelude_c[] =
     "        fnbox__adds(b, \".0\");\n"
     "}\n"
     "\n"
-    "FNBOX__FN void fnbox__write_all(int fd, const char *p, size_t n)\n"
-    "{\n"
-    "    while (n > 0) {\n"
-    "        ssize_t w = write(fd, p, n);\n"
-    "        if (w < 0 && errno == EINTR)\n"
-    "            continue;\n"
-    "        if (w <= 0)\n"
-    "            _exit(70);\n"
-    "        p += w;\n"
-    "        n -= (size_t)w;\n"
-    "    }\n"
-    "}\n"
-    "\n"
     "FNBOX__FN void fnbox__finish_ok(fnbox__buf *value)\n"
     "{\n"
-    "    fflush(NULL);\n"
-    "    fnbox__write_all(3, \"{\\\"ok\\\":true}\\n\", 12);\n"
-    "    fnbox__write_all(3, value->p, value->n);\n"
+    "    fnbox__flush(value);\n"
     "}\n"
     "\n"
     "FNBOX__FN void fnbox__fail(const char *type, const char *msg)\n"
     "{\n"
-    "    fnbox__buf b = {0, 0, 0};\n"
+    "    fnbox__buf b = {0, 0, 0, 0};\n"
     "    fnbox__adds(&b, \"{\\\"ok\\\":false,\\\"error\\\":{\\\"type\\\":\");\n"
     "    fnbox__put_str(&b, type);\n"
     "    fnbox__adds(&b, \",\\\"message\\\":\");\n"
@@ -268,6 +293,8 @@ static const char k_prelude_c[] =
     "        return NULL;\n"
     "    if (!json_is_string(j))\n"
     "        fnbox__bad_arg(param, type, \"a string or null\", j);\n"
+    "    if (strlen(json_string_value(j)) != json_string_length(j)) /* it would end at the NUL, silently */\n"
+    "        fnbox__bad_arg(param, type, \"a string without NUL characters (a C string ends at the first)\", j);\n"
     "    char *s = (char *)malloc(json_string_length(j) + 1);\n"
     "    if (!s)\n"
     "        abort();\n"
@@ -275,24 +302,27 @@ static const char k_prelude_c[] =
     "    return s;\n"
     "}\n"
     "\n"
+    "static json_t *fnbox__root;\n"
+    "\n"
+    "static size_t fnbox__read4(void *buf, size_t len, void *data)\n"
+    "{\n"
+    "    (void)data;\n"
+    "    for (;;) {\n"
+    "        ssize_t r = read(4, buf, len);\n"
+    "        if (r >= 0)\n"
+    "            return (size_t)r;\n"
+    "        if (errno != EINTR)\n"
+    "            return (size_t)-1;\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "/* jansson parses straight from fd 4 (json_loadfd would read it a byte per syscall): no whole copy of a\n"
+    " * large input is held besides the parsed values */\n"
     "FNBOX__FN json_t *fnbox__read_args(size_t nmin, size_t nmax, const char *fname)\n"
     "{\n"
-    "    fnbox__buf in = {0, 0, 0};\n"
-    "    char chunk[65536];\n"
-    "    for (;;) {\n"
-    "        ssize_t r = read(4, chunk, sizeof chunk);\n"
-    "        if (r < 0 && errno == EINTR)\n"
-    "            continue;\n"
-    "        if (r < 0)\n"
-    "            fnbox__fail(\"HarnessError\", \"cannot read the call input\");\n"
-    "        if (r == 0)\n"
-    "            break;\n"
-    "        fnbox__add(&in, chunk, (size_t)r);\n"
-    "    }\n"
-    "    close(4);\n"
     "    json_error_t e;\n"
-    "    json_t *root = in.p ? json_loadb(in.p, in.n, JSON_ALLOW_NUL, &e) : NULL;\n"
-    "    free(in.p);\n"
+    "    json_t *root = fnbox__root = json_load_callback(fnbox__read4, NULL, JSON_ALLOW_NUL, &e);\n"
+    "    close(4);\n"
     "    json_t *args = root ? json_object_get(root, \"args\") : NULL;\n"
     "    if (!json_is_array(args))\n"
     "        fnbox__fail(\"HarnessError\", \"the call input has no args array\");\n"
@@ -307,16 +337,24 @@ static const char k_prelude_c[] =
     "    return args;\n"
     "}\n"
     "\n"
-    "FNBOX__FN json_t *fnbox__arg(json_t *args, size_t i) { return json_array_get(args, i); }\n";
+    "FNBOX__FN json_t *fnbox__arg(json_t *args, size_t i) { return json_array_get(args, i); }\n"
+    "\n"
+    "/* Once every argument is converted: the parsed input is not kept during the call. */\n"
+    "FNBOX__FN void fnbox__free_args(void)\n"
+    "{\n"
+    "    json_decref(fnbox__root);\n"
+    "    fnbox__root = NULL;\n"
+    "}\n";
 
 /* What a C program's generated main sees of the runtime object. */
 static const char k_decls_c[] =
     "#include <limits.h>\n"
     "#include <stddef.h>\n"
     "typedef struct json_t json_t;\n"
-    "typedef struct fnbox__buf { char *p; size_t n, cap; } fnbox__buf;\n"
+    "typedef struct fnbox__buf { char *p; size_t n, cap; int stream; } fnbox__buf;\n"
     "json_t *fnbox__read_args(size_t nmin, size_t nmax, const char *fname);\n"
     "json_t *fnbox__arg(json_t *args, size_t i);\n"
+    "void fnbox__free_args(void);\n"
     "long long fnbox__get_i64(json_t *j, int bits, const char *param, const char *type);\n"
     "unsigned long long fnbox__get_u64(json_t *j, int bits, const char *param, const char *type);\n"
     "double fnbox__get_f(json_t *j, const char *param, const char *type);\n"
@@ -438,6 +476,17 @@ static const char k_prelude_cpp[] =
     "    int st = 0;\n"
     "    char *name = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &st);\n"
     "    fnbox__fail(name && st == 0 ? name : typeid(e).name(), e.what());\n"
+    "}\n"
+    "\n"
+    "/* `throw 42`, `throw \"text\"`: no what(), but the thrown type is known */\n"
+    "static void fnbox__unknown_exception()\n"
+    "{\n"
+    "    std::type_info *t = abi::__cxa_current_exception_type();\n"
+    "    int st = 0;\n"
+    "    char *name = t ? abi::__cxa_demangle(t->name(), nullptr, nullptr, &st) : nullptr;\n"
+    "    std::string msg = std::string(\"a value of type '\") + (name && st == 0 ? name : t ? t->name() : \"?\") +\n"
+    "                      \"' was thrown (not a std::exception)\";\n"
+    "    fnbox__fail(\"UnknownException\", msg.c_str());\n"
     "}\n";
 
 typedef enum ckind {
@@ -649,7 +698,7 @@ static void gen_c_main(FILE *f, const fb_function_sig *sig)
     fputs(");\n", f);
     for (size_t i = 0; i < sig->nparams; i++)
         gen_c_arg(f, i, &sig->params[i]);
-    fputs("    fnbox__buf fnbox__out = {0, 0, 0};\n    ", f);
+    fputs("    fnbox__free_args();\n    fnbox__buf fnbox__out = {0, 0, 0, 1};\n    ", f);
     switch (classify(sig->returns, strlen(sig->returns), false)) {
     case K_VOID:
         gen_call(f, sig, sig->nparams);
@@ -711,7 +760,8 @@ static void gen_cpp_main(FILE *f, const fb_function_sig *sig)
         put_lit(f, p->annotation);
         fputs(");\n", f);
     }
-    fputs("    fnbox__buf fnbox__out = {0, 0, 0};\n    try {\n        switch (fnbox__n) {\n", f);
+    fputs("    fnbox__free_args();\n    fnbox__buf fnbox__out = {0, 0, 0, 1};\n    try {\n        switch (fnbox__n) {\n",
+          f);
     for (size_t k = required; k <= sig->nparams; k++) {
         fprintf(f, "        case %zu: {\n            ", k);
         if (is_void) {
@@ -726,11 +776,29 @@ static void gen_cpp_main(FILE *f, const fb_function_sig *sig)
     }
     fputs("        }\n"
           "    } catch (const std::exception &fnbox__e) {\n        fnbox__exception(fnbox__e);\n"
-          "    } catch (...) {\n"
-          "        fnbox__fail(\"UnknownException\", \"a value that is not a std::exception was thrown\");\n"
-          "    }\n"
+          "    } catch (...) {\n        fnbox__unknown_exception();\n    }\n"
           "    fnbox__finish_ok(&fnbox__out);\n    return 0;\n}\n",
           f);
+}
+
+static const fb_function_sig k_ambiguous;
+
+/* The definition functionName names: `f` is `f` or `ns::f` (functionName is a plain name). The last one
+ * wins among overloads of one qualified name, as fb_sig_list_find; &k_ambiguous when namespaces differ. */
+static const fb_function_sig *find_function(const fb_sig_list *sigs, const char *name)
+{
+    const fb_function_sig *found = NULL;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sigs->nfuncs; i++) {
+        const char *q = sigs->funcs[i].name;
+        size_t l = q ? strlen(q) : 0;
+        if (!q || l < n || strcmp(q + l - n, name) != 0 || (l > n && (l < n + 2 || memcmp(q + l - n - 2, "::", 2) != 0)))
+            continue;
+        if (found && strcmp(found->name, q) != 0)
+            return &k_ambiguous;
+        found = &sigs->funcs[i];
+    }
+    return found;
 }
 
 int fb_c_generate(bool cpp, const char *code, size_t code_len, const char *function_name, char **src,
@@ -745,13 +813,19 @@ int fb_c_generate(bool cpp, const char *code, size_t code_len, const char *funct
     if (memchr(code, '\0', code_len))
         return fb_set_error(err, "CompileError", 0, "code: contains a NUL byte");
     fb_sig_list sigs = {0};
-    if ((cpp ? fb_infer_cpp : fb_infer_c)(code, code_len, &sigs, err) < 0)
+    if ((cpp ? fb_infer_cpp_qualified : fb_infer_c)(code, code_len, &sigs, err) < 0)
         return -1;
     int rc = -1;
-    const fb_function_sig *sig = fb_sig_list_find(&sigs, function_name);
+    const fb_function_sig *sig = find_function(&sigs, function_name);
     if (!sig) {
         fb_set_error(err, "FunctionNotFound", 0, "functionName: no definition of %s() found in the %s code",
                      function_name, lang);
+        goto done;
+    }
+    if (sig == &k_ambiguous) {
+        fb_set_error(err, "AmbiguousFunction", 0,
+                     "functionName: %s() is defined in more than one namespace; fnbox calls a function by its "
+                     "plain name, so give the one to call a unique name", function_name);
         goto done;
     }
     for (size_t i = 0; i < sig->nparams; i++) {

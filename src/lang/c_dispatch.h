@@ -22,6 +22,10 @@ bool fb_c_type_supported(const char *type, bool cpp, bool is_return);
 int fb_c_generate(bool cpp, const char *code, size_t code_len, const char *function_name, char **src,
                   size_t *src_len, fb_error *err);
 
+/* fb_infer_cpp, but a function inside a namespace is named by its qualified name (`a::b::f`), the name
+ * the generated main calls (c_infer.c). */
+int fb_infer_cpp_qualified(const char *code, size_t len, fb_sig_list *out, fb_error *err);
+
 /* The C runtime (JSON converters, result writer): one translation unit, compiled once per compiler with
  * -DFNBOX__FN= into an object every C program links (so a C call compiles only the user's code and a short
  * main). Static storage. */

@@ -5,13 +5,19 @@
  * so line numbers stay right, then walks the text at brace depth 0: a `{` whose preceding token is `)`
  * (optionally followed by `noexcept`, `const`, `throw()` or `-> type`) closes a function header. The header's
  * name is the identifier before the matching `(`; the return type is the text since the previous `;`, `}` or
- * `{` at depth 0. Types are stored canonically: tokens separated by one space only between two identifier
+ * `{` at depth 0. In C++, `namespace N {`, `inline namespace N {`, `namespace A::B {`, `namespace {` and
+ * `extern "C" {` / `extern "C++" {` blocks are transparent: the functions inside are found too. fb_infer_cpp
+ * names them plainly (`f`: what functionName says, and a valid tool name); fb_infer_cpp_qualified
+ * (c_dispatch.h) gives the qualified name the generated main calls (`N::f`, `A::B::f`; plain `f` in an
+ * anonymous namespace or a linkage block). A definition outside its namespace (`int N::f(int a) {`) is not
+ * found: `N::` could as well be a class. Types are stored canonically: tokens separated by one space only between two identifier
  * tokens (`const char *s` and `const char* s` both give "const char*"). fb_param.annotation holds a parameter's
  * type, fb_function_sig.returns the return type (storage-class words like static/inline removed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lang/c_dispatch.h"
 #include "lang/signature.h"
 #include "lang/source_scan.h"
 
@@ -295,7 +301,7 @@ static int line_of(const char *s, size_t pos, size_t at, int at_line)
 
 /* The header ending at close (the index of its `)`), starting after `from`: pushes one signature. */
 static int take_function(const char *s, const char *orig, size_t from, size_t close, size_t at, int at_line,
-                         fb_sig_list *out, fb_error *err)
+                         const char *prefix, fb_sig_list *out, fb_error *err)
 {
     int depth = 0;
     size_t open = close;
@@ -325,7 +331,12 @@ static int take_function(const char *s, const char *orig, size_t from, size_t cl
         if (strlen(*w) == ne - ns && memcmp(*w, s + ns, ne - ns) == 0)
             return 0;
     fb_function_sig sig = {0};
-    sig.name = fb_scan_dup(s + ns, ne - ns);
+    size_t plen = strlen(prefix);
+    if ((sig.name = malloc(plen + (ne - ns) + 1)) != NULL) {
+        memcpy(sig.name, prefix, plen);
+        memcpy(sig.name + plen, s + ns, ne - ns);
+        sig.name[plen + (ne - ns)] = '\0';
+    }
     sig.returns = canon(s, from, ns, k_ret_drop);
     sig.line = line_of(s, ns, at, at_line);
     if (!sig.name || !sig.returns)
@@ -391,7 +402,63 @@ static size_t header_close(const char *s, size_t from, size_t i)
     }
 }
 
-static int infer(const char *code, size_t len, bool cpp, fb_sig_list *out, fb_error *err)
+/* C++ scopes that hold functions callable from the generated main: if s[from..brace) is the header of a
+ * namespace or linkage block, returns true and sets *name / *name_len to the namespace's (qualified) name,
+ * empty for `namespace {` and `extern "C" {` (its string literal is blanked by clean()). */
+static bool scope_header(const char *s, size_t from, size_t brace, const char **name, size_t *name_len)
+{
+    size_t i = from, e = brace;
+    while (i < e && is_ws((unsigned char)s[i]))
+        i++;
+    while (e > i && is_ws((unsigned char)s[e - 1]))
+        e--;
+    *name = s + e;
+    *name_len = 0;
+    if (e - i == 6 && memcmp(s + i, "extern", 6) == 0)
+        return true;
+    if (e - i >= 6 && memcmp(s + i, "inline", 6) == 0 && is_ws((unsigned char)s[i + 6])) {
+        i += 6;
+        while (i < e && is_ws((unsigned char)s[i]))
+            i++;
+    }
+    if (e - i < 9 || memcmp(s + i, "namespace", 9) != 0 || (e - i > 9 && !is_ws((unsigned char)s[i + 9])))
+        return false;
+    i += 9;
+    while (i < e && is_ws((unsigned char)s[i]))
+        i++;
+    /* `A`, `A::B` (C++17), `A::inline B` (C++20) */
+    for (size_t k = i; k < e; k++) {
+        if (!ident_byte((unsigned char)s[k]) && s[k] != ':' && !is_ws((unsigned char)s[k]))
+            return false;
+    }
+    *name = s + i;
+    *name_len = e - i;
+    return true;
+}
+
+/* Appends a namespace name to the prefix (`A::B` + "::"), dropping spaces and `inline`. */
+static void prefix_push(fb_scan_buf *prefix, const char *name, size_t n)
+{
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n;) {
+        if (is_ws((unsigned char)name[i])) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && !is_ws((unsigned char)name[j]))
+            j++;
+        if (!(j - i == 6 && memcmp(name + i, "inline", 6) == 0))
+            fb_scan_buf_append(prefix, name + i, j - i);
+        i = j;
+    }
+    fb_scan_buf_append(prefix, "::", 2);
+}
+
+#define MAX_SCOPES 64
+
+static int infer(const char *code, size_t len, bool cpp, bool qualified, fb_sig_list *out, fb_error *err)
 {
     memset(out, 0, sizeof *out);
     char *s = malloc(len + 1);
@@ -401,7 +468,12 @@ static int infer(const char *code, size_t len, bool cpp, fb_sig_list *out, fb_er
         memcpy(s, code, len);
     s[len] = '\0';
     clean(s, len, cpp);
-    int depth = 0, line = 1;
+    /* depth: open braces; the first nscopes of them are namespace / linkage blocks, whose prefix lengths
+     * (in `prefix`) are in scope_len */
+    int depth = 0, line = 1, nscopes = 0;
+    size_t scope_len[MAX_SCOPES + 1] = {0};
+    fb_scan_buf prefix = {0};
+    fb_scan_buf_append(&prefix, "", 0);
     size_t from = 0;
     int rc = 0;
     for (size_t i = 0; i < len && rc == 0; i++) {
@@ -409,25 +481,44 @@ static int infer(const char *code, size_t len, bool cpp, fb_sig_list *out, fb_er
         if (c == '\n') {
             line++;
         } else if (c == '{') {
-            if (depth == 0) {
+            const char *ns;
+            size_t ns_len;
+            if (depth == nscopes && cpp && nscopes < MAX_SCOPES && scope_header(s, from, i, &ns, &ns_len)) {
+                prefix_push(&prefix, ns, ns_len);
+                scope_len[++nscopes] = prefix.len;
+                depth++;
+                from = i + 1;
+                continue;
+            }
+            if (depth == nscopes) {
                 size_t close = header_close(s, from, i);
                 if (close != (size_t)-1) {
                     /* C++ trailing return `auto f() -> T {` is not recognised: close is then not found */
-                    rc = take_function(s, code, from, close, i, line, out, err);
+                    rc = take_function(s, code, from, close, i, line, qualified && prefix.data ? prefix.data : "",
+                                       out, err);
                 }
             }
             depth++;
         } else if (c == '}') {
             if (depth > 0)
                 depth--;
-            if (depth == 0)
+            if (depth < nscopes) { /* a namespace / linkage block ends */
+                nscopes--;
+                prefix.len = scope_len[nscopes];
+                if (prefix.data)
+                    prefix.data[prefix.len] = '\0';
+            }
+            if (depth == nscopes)
                 from = i + 1;
-        } else if (c == ';' && depth == 0) {
+        } else if (c == ';' && depth == nscopes) {
             from = i + 1;
         } else if (c == '\0') {
             s[i] = ' ';
         }
     }
+    if (prefix.oom && rc == 0)
+        rc = fb_scan_oom(err);
+    fb_scan_buf_free(&prefix);
     free(s);
     if (rc < 0)
         fb_sig_list_free(out);
@@ -436,10 +527,15 @@ static int infer(const char *code, size_t len, bool cpp, fb_sig_list *out, fb_er
 
 int fb_infer_c(const char *code, size_t len, fb_sig_list *out, fb_error *err)
 {
-    return infer(code, len, false, out, err);
+    return infer(code, len, false, false, out, err);
 }
 
 int fb_infer_cpp(const char *code, size_t len, fb_sig_list *out, fb_error *err)
 {
-    return infer(code, len, true, out, err);
+    return infer(code, len, true, false, out, err);
+}
+
+int fb_infer_cpp_qualified(const char *code, size_t len, fb_sig_list *out, fb_error *err)
+{
+    return infer(code, len, true, true, out, err);
 }

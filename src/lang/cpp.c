@@ -8,10 +8,13 @@ static int cpp_generate(const char *code, size_t len, const char *function_name,
     return fb_c_generate(true, code, len, function_name, src, src_len, err);
 }
 
+/* As in c.c: gold, when installed, links and writes the program straight into the fd 3 pipe. */
+#define FB_CPP_FLAGS "-x c++ -std=gnu++17 -O2 -pipe -fdiagnostics-color=never"
 static const fb_lang_compiler k_compiler = {
     .generate = cpp_generate,
-    .script = "exec 0<&4 4<&-; \"$0\" -x c++ -std=gnu++17 -O2 -pipe -fdiagnostics-color=never -o /tmp/fnbox_prog - "
-              "-ljansson -lm && exec cat /tmp/fnbox_prog >&3",
+    .script = "exec 0<&4 4<&-; if [ -x /usr/bin/ld.gold ]; then exec \"$0\" " FB_CPP_FLAGS
+              " -fuse-ld=gold -fno-use-linker-plugin -o /dev/fd/3 - -ljansson -lm; fi; \"$0\" " FB_CPP_FLAGS
+              " -o /tmp/fnbox_prog - -ljansson -lm && exec cat /tmp/fnbox_prog >&3",
     .call_input = fb_c_call_input,
 };
 

@@ -91,6 +91,21 @@ static void probe_landlock(fb_feature *f)
         snprintf(f->detail, sizeof f->detail, "unavailable: %s", strerror(errno));
 }
 
+/* Host mounts are served over FUSE: /dev/fuse must open read-write for the user running fnbox. */
+static void probe_fuse(fb_feature *f)
+{
+    int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    f->ok = fd >= 0;
+    if (fd >= 0)
+        close(fd);
+    snprintf(f->detail, sizeof f->detail, "%s",
+             f->ok ? "/dev/fuse opens: host mounts (mount.dirs) available" : strerror(errno));
+    if (!f->ok)
+        snprintf(f->fix, sizeof f->fix,
+                 "load the fuse module and give the fnbox user read-write access to /dev/fuse; without it "
+                 "requests with `mount` are refused (calls without mounts are unaffected)");
+}
+
 static void probe_cgroup(fb_feature *f)
 {
     fb_sandbox_limits lim = {.memory_bytes = 64ULL << 20, .pids = 16};
@@ -141,6 +156,8 @@ size_t fb_features_probe(fb_feature *out, size_t cap)
         probe_pidfd(f);
     if ((f = add(out, cap, &n, "cgroup limits", false)))
         probe_cgroup(f);
+    if ((f = add(out, cap, &n, "fuse (host mounts)", false)))
+        probe_fuse(f);
     if ((f = add(out, cap, &n, "landlock", false)))
         probe_landlock(f);
     if ((f = add(out, cap, &n, "sandbox start", true)))

@@ -24,7 +24,10 @@ int fb_userns_become_inner(const fb_idmap *m, fb_error *err);         /* [child]
 int fb_caps_drop_all(fb_error *err);                                   /* [child] */
 
 /* rootfs.c */
-int fb_rootfs_build(const fb_sandbox_spec *spec, fb_error *err);      /* [child] ends with cwd = workdir */
+/* [child] Mounts the FUSE connections fuse_fds (spec->nfuse of them) and fills scratch_fds (O_PATH, in
+ * outcome order) when spec->keep_scratch. Does not enter the workdir: a FUSE workdir must be served first. */
+int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scratch_fds, size_t *nscratch,
+                    fb_error *err);
 int fb_net_loopback_up(fb_error *err);                                 /* [child] */
 
 /* seccomp.c: compiled in the parent (libseccomp allocates), loaded in the child. */

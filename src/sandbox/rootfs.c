@@ -2,6 +2,7 @@
  * generated minimal /etc, a fresh /proc, a minimal /dev, size-limited tmpfs /tmp, /dev/shm and
  * workspace, and the harness files under /.fnbox. [child] code: no allocation. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -267,9 +268,57 @@ static int enter_root(fb_error *err)
     return 0;
 }
 
-int fb_rootfs_build(const fb_sandbox_spec *spec, fb_error *err)
+/* The workdir at or under a FUSE mount gets no tmpfs of its own. */
+static bool in_fuse_mount(const fb_sandbox_spec *spec, const char *path)
+{
+    for (size_t i = 0; i < spec->nfuse; i++) {
+        size_t n = strlen(spec->fuse_paths[i]);
+        if (strncmp(spec->fuse_paths[i], path, n) == 0 && (path[n] == '\0' || path[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
+static int mount_fuse(const char *path, int fd, fb_error *err)
+{
+    char dst[1024], opts[128];
+    if (path_join(dst, sizeof dst, NEWROOT, path, err) < 0 || mkdir_p(dst, 0755, err) < 0)
+        return -1;
+    /* default_permissions is off on purpose: fnbox's server decides every access by the mount's rules */
+    snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=%d,group_id=%d", fd, FB_INNER_UID, FB_INNER_GID);
+    if (mount("fnbox", dst, "fuse", MS_NOSUID | MS_NODEV, opts) < 0)
+        return fb_set_error(err, errno == ENODEV || errno == EPERM ? "KernelFeatureMissing" : "SandboxSetupFailed",
+                            errno, "mount FUSE file system on %s", path);
+    return 0;
+}
+
+static int open_scratch(const char *path, int *fds, size_t *n, fb_error *err)
 {
     char dst[1024];
+    if (path_join(dst, sizeof dst, NEWROOT, path, err) < 0)
+        return -1;
+    int fd = open(dst, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return FAIL("open %s", path);
+    fds[(*n)++] = fd;
+    return 0;
+}
+
+static int write_user_files(const fb_sandbox_spec *spec, fb_error *err)
+{
+    for (size_t i = 0; i < spec->nuser_files; i++) {
+        const fb_sandbox_file *f = &spec->user_files[i];
+        if (write_root_file(f->path, f->data, f->len, f->executable ? 0755 : 0644, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scratch_fds, size_t *nscratch,
+                    fb_error *err)
+{
+    char dst[1024];
+    *nscratch = 0;
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         return FAIL("make mounts private");
     if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,nr_inodes=4096,mode=0755") < 0)
@@ -285,14 +334,21 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, fb_error *err)
         if (write_root_file(spec->files[i].path, spec->files[i].data, spec->files[i].len,
                             spec->files[i].executable ? 0555 : 0444, err) < 0)
             return -1;
-    if (path_join(dst, sizeof dst, NEWROOT, spec->workdir, err) < 0 ||
-        mount_tmpfs(dst, spec->limits.workspace_bytes, spec->limits.tmpfs_inodes, "0755", err) < 0)
+    bool fuse_workdir = in_fuse_mount(spec, spec->workdir);
+    if (!fuse_workdir && (path_join(dst, sizeof dst, NEWROOT, spec->workdir, err) < 0 ||
+                          mount_tmpfs(dst, spec->limits.workspace_bytes, spec->limits.tmpfs_inodes, "0755", err) < 0))
         return -1;
-    if (enter_root(err) < 0)
+    /* The request's files go in before the mounts, so none can land in a mount point's place. */
+    if (write_user_files(spec, err) < 0)
         return -1;
-    if (chdir(spec->workdir) < 0)
-        return FAIL("chdir %s", spec->workdir);
-    return 0;
+    for (size_t i = 0; i < spec->nfuse; i++)
+        if (mount_fuse(spec->fuse_paths[i], fuse_fds[i], err) < 0)
+            return -1;
+    if (spec->keep_scratch && ((!fuse_workdir && open_scratch(spec->workdir, scratch_fds, nscratch, err) < 0) ||
+                               open_scratch("/tmp", scratch_fds, nscratch, err) < 0 ||
+                               open_scratch("/dev/shm", scratch_fds, nscratch, err) < 0))
+        return -1;
+    return enter_root(err);
 }
 
 int fb_net_loopback_up(fb_error *err)

@@ -42,7 +42,22 @@ typedef struct fb_sandbox_spec {
     size_t input_len;
     int cancel_fd;                /* readable => terminate the call (status terminated); -1 for none */
     fb_sandbox_limits limits;
+    /* The request's files outside mounts: written into the writable areas (workdir, /tmp, /dev/shm; the
+     * caller checks the paths) as the sandbox user's own files, mode 0644 (0755 if executable). */
+    const fb_sandbox_file *user_files;
+    size_t nuser_files;
+    /* FUSE file systems mounted at these absolute paths (one equal to workdir replaces its tmpfs). Each
+     * connection is handed to on_fuse in the parent before the program starts; the callee owns the fd and
+     * must be serving it, or the program blocks on its first access. */
+    const char *const *fuse_paths;
+    size_t nfuse;
+    int (*on_fuse)(void *ctx, size_t index, int fd, fb_error *err);
+    void *fuse_ctx;
+    bool keep_scratch;            /* hand the writable tmpfs areas out (outcome.scratch_*) to track changes */
 } fb_sandbox_spec;
+
+#define FB_SANDBOX_MAX_FUSE 16
+#define FB_SANDBOX_MAX_SCRATCH 3
 
 typedef struct fb_sandbox_outcome {
     bool timed_out;
@@ -58,6 +73,11 @@ typedef struct fb_sandbox_outcome {
     double cpu_ms;
     uint64_t peak_memory_bytes;
     const char *memory_limit_mechanism; /* "cgroup v1", "cgroup v2", "rlimit" (static string) */
+    /* With keep_scratch: O_PATH descriptors of the writable tmpfs roots, valid after the call (no process
+     * can change them any more), and their paths inside (workdir unless it is a FUSE mount, /tmp, /dev/shm). */
+    int scratch_fd[FB_SANDBOX_MAX_SCRATCH];
+    const char *scratch_path[FB_SANDBOX_MAX_SCRATCH];
+    size_t nscratch;
 } fb_sandbox_outcome;
 
 /* Runs spec to completion. Returns 0 when the program ran (whatever it did: see out), -1 with

@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,6 +51,7 @@ typedef struct child_ctx {
     int out_w, err_w, report_w, sync_fd, result_fd, input_r;
     int parent_ends[5]; /* the parent's ends of our pipes: closed first thing (the input's write end
                            held open here would keep the harness from ever seeing EOF) */
+    int fuse_fds[FB_SANDBOX_MAX_FUSE];
 } child_ctx;
 
 static __attribute__((noreturn)) void child_fail(int report_fd, const fb_error *err)
@@ -141,7 +143,71 @@ static void hide_cmdline(void)
     }
 }
 
-static __attribute__((noreturn)) void init_main(const child_ctx *c)
+/* Opens one /dev/fuse connection per FUSE mount. Done before we take the inner ids: the device is
+ * usually root-only, and a connection opened here belongs to our user namespace, as the kernel requires
+ * of a FUSE mount made in it. */
+static int open_fuse_devices(const fb_sandbox_spec *spec, int *fds, fb_error *err)
+{
+    if (spec->nfuse > FB_SANDBOX_MAX_FUSE)
+        return fb_set_error(err, "SandboxSetupFailed", E2BIG, "more than %d mounts", FB_SANDBOX_MAX_FUSE);
+    for (size_t i = 0; i < spec->nfuse; i++) {
+        fds[i] = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        if (fds[i] < 0)
+            return fb_set_error(err, "KernelFeatureMissing", errno,
+                                "open /dev/fuse (host mounts are served over FUSE: fnbox needs read-write "
+                                "access to /dev/fuse; see `fnbox doctor`)");
+    }
+    return 0;
+}
+
+/* Hands the FUSE connections and the scratch roots to the parent in one message ('f' + SCM_RIGHTS). */
+static int send_fds(int sock, const int *fds, size_t n, fb_error *err)
+{
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int) * (FB_SANDBOX_MAX_FUSE + FB_SANDBOX_MAX_SCRATCH))];
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct iovec iov = {.iov_base = "f", .iov_len = 1};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                         .msg_controllen = CMSG_SPACE(sizeof(int) * n)};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+    if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "handing mounts to the supervisor");
+    return 0;
+}
+
+/* Builds the root, passes the mounts' connections and the scratch roots out, enters the workdir. */
+static int prepare_root(const child_ctx *c, fb_error *err)
+{
+    const fb_sandbox_spec *spec = c->spec;
+    int fds[FB_SANDBOX_MAX_FUSE + FB_SANDBOX_MAX_SCRATCH];
+    size_t nscratch = 0;
+    if (fb_rootfs_build(spec, c->fuse_fds, fds + spec->nfuse, &nscratch, err) < 0)
+        return -1;
+    memcpy(fds, c->fuse_fds, sizeof(int) * spec->nfuse);
+    size_t n = spec->nfuse + nscratch;
+    if (n > 0 && send_fds(c->sync_fd, fds, n, err) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        close(fds[i]);
+    /* A FUSE root starts with owner 0, which has no mapping in our namespace, and the kernel refuses
+     * writes to inodes with unmapped owners before asking the server: fetch the real attributes now. */
+    for (size_t i = 0; i < spec->nfuse; i++) {
+        struct stat st;
+        if (stat(spec->fuse_paths[i], &st) < 0)
+            return fb_set_error(err, "SandboxSetupFailed", errno, "mount %s is not served", spec->fuse_paths[i]);
+    }
+    if (chdir(spec->workdir) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "chdir %s", spec->workdir);
+    return 0;
+}
+
+static __attribute__((noreturn)) void init_main(child_ctx *c)
 {
     hide_cmdline();
     fb_error err = {0};
@@ -151,6 +217,8 @@ static __attribute__((noreturn)) void init_main(const child_ctx *c)
             close(c->parent_ends[i]);
     if (read(c->sync_fd, &go, 1) != 1) /* the parent failed to set us up: it reports why */
         _exit(126);
+    if (open_fuse_devices(c->spec, c->fuse_fds, &err) < 0)
+        child_fail(c->report_w, &err);
     /* Non-dumpable (only now: the parent needed our /proc files to write the id maps). The program
      * runs as the same uid and could otherwise open /proc/1/mem, take over init and forge its report.
      * execve() makes the program itself dumpable again. */
@@ -174,7 +242,7 @@ static __attribute__((noreturn)) void init_main(const child_ctx *c)
         fb_set_error(&err, "SandboxSetupFailed", errno, "sethostname");
         child_fail(c->report_w, &err);
     }
-    if (fb_rootfs_build(c->spec, &err) < 0 || fb_net_loopback_up(&err) < 0)
+    if (prepare_root(c, &err) < 0 || fb_net_loopback_up(&err) < 0)
         child_fail(c->report_w, &err);
     pid_t pid = fork();
     if (pid < 0) {
@@ -263,6 +331,60 @@ static int join_cgroup(void *ctx, pid_t program, fb_error *err)
     return 0;
 }
 
+/* Receives init's 'f' message: the FUSE connections (handed to spec->on_fuse, which starts serving them)
+ * and the scratch roots (kept in out). If init failed before sending, its report says why: not an error
+ * here. */
+static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sandbox_outcome *out, fb_error *err)
+{
+    size_t want = spec->nfuse + (spec->keep_scratch ? FB_SANDBOX_MAX_SCRATCH : 0);
+    if (want == 0)
+        return 0;
+    struct pollfd p[2] = {{.fd = sock, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+    int timeout_ms = (int)(spec->limits.timeout_s * 1000) + 1000;
+    if (poll(p, 2, timeout_ms) <= 0 || !(p[0].revents & POLLIN))
+        return 0;
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int) * (FB_SANDBOX_MAX_FUSE + FB_SANDBOX_MAX_SCRATCH)) +
+                 CMSG_SPACE(sizeof(struct ucred))];
+    } ctl;
+    char byte = 0;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+    if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1 || byte != 'f')
+        return 0;
+    int fds[FB_SANDBOX_MAX_FUSE + FB_SANDBOX_MAX_SCRATCH];
+    size_t n = 0;
+    /* the order in which fb_rootfs_build opens them */
+    const char *scratch_paths[FB_SANDBOX_MAX_SCRATCH] = {spec->workdir, "/tmp", "/dev/shm"};
+    for (size_t i = 0; i < spec->nfuse; i++)
+        if (strncmp(spec->fuse_paths[i], spec->workdir, strlen(spec->fuse_paths[i])) == 0 &&
+            (spec->workdir[strlen(spec->fuse_paths[i])] == '\0' || spec->workdir[strlen(spec->fuse_paths[i])] == '/')) {
+            scratch_paths[0] = "/tmp";
+            scratch_paths[1] = "/dev/shm";
+        }
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+            n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
+        }
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i < spec->nfuse) {
+            if (rc == 0 && spec->on_fuse(spec->fuse_ctx, i, fds[i], err) < 0)
+                rc = -1; /* the callee owns fds[i] either way */
+            else if (rc < 0)
+                close(fds[i]);
+        } else if (out->nscratch < FB_SANDBOX_MAX_SCRATCH) {
+            out->scratch_path[out->nscratch] = scratch_paths[out->nscratch];
+            out->scratch_fd[out->nscratch++] = fds[i];
+        } else {
+            close(fds[i]);
+        }
+    }
+    return rc;
+}
+
 /* Parent half after clone: release the child into its namespaces, then supervise it to the end. */
 static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const fb_idmap *idmap,
                                  fb_cgroup *cg, run_fds *f, fb_sandbox_outcome *out, fb_error *err)
@@ -277,6 +399,8 @@ static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const
         return fb_set_error(err, "SandboxSetupFailed", errno, "releasing the sandbox init");
     if (!spec->input)
         fb_close(&f->input[1]);
+    if (receive_fds(spec, f->sync[1], f->pidfd, out, err) < 0)
+        return -1;
     char report[FB_MAX_SETUP_MSG] = "";
     int st = -1;
     fb_supervise_io io = {.init_pid = pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
@@ -308,6 +432,8 @@ static int read_result(int fd, fb_buf *result, fb_error *err)
 int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err)
 {
     memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < FB_SANDBOX_MAX_SCRATCH; i++)
+        out->scratch_fd[i] = -1;
     fb_buf_init(&out->out, spec->limits.output_bytes);
     fb_buf_init(&out->errout, spec->limits.output_bytes);
     fb_buf_init(&out->result, spec->limits.result_bytes);
@@ -367,6 +493,9 @@ done:
 
 void fb_sandbox_outcome_free(fb_sandbox_outcome *out)
 {
+    for (size_t i = 0; i < out->nscratch; i++)
+        fb_close(&out->scratch_fd[i]);
+    out->nscratch = 0;
     fb_buf_free(&out->out);
     fb_buf_free(&out->errout);
     fb_buf_free(&out->result);

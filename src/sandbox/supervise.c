@@ -3,9 +3,11 @@
  * of the call's PID namespace) makes the kernel kill every process of the call, daemonized ones
  * included; wait4() on init returns only once they are gone. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -148,7 +150,29 @@ static int loop(const fb_supervise_io *io, sv_state *st, fb_sandbox_outcome *out
     return 0;
 }
 
-static int reap(pid_t pid, double start, fb_sandbox_outcome *out, int *wait_status, fb_error *err)
+/* Our own resident set now, right after the clone: the namespace's init is a copy of this process and the
+ * program a fork of init, so both start with a copy of every page we hold (the request, the call input...)
+ * and the kernel counts that copy in their ru_maxrss (the program's, through exec). 0 if unknown. */
+static uint64_t own_rss_bytes(void)
+{
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char text[128];
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    unsigned long long size = 0, resident = 0;
+    if (sscanf(text, "%llu %llu", &size, &resident) != 2)
+        return 0;
+    long page = sysconf(_SC_PAGESIZE);
+    return (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096);
+}
+
+static int reap(pid_t pid, double start, uint64_t inherited, fb_sandbox_outcome *out, int *wait_status,
+                fb_error *err)
 {
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
@@ -158,7 +182,12 @@ static int reap(pid_t pid, double start, fb_sandbox_outcome *out, int *wait_stat
     out->wall_ms = now_ms() - start;
     out->cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
                   (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
-    out->peak_memory_bytes = (uint64_t)ru.ru_maxrss * 1024; /* of the largest process */
+    /* Of the largest process. A figure no larger than the copy of fnbox that every process of the call starts
+     * with says nothing about the program (a 64 MB argument would read as 4x that whatever the runtime did):
+     * where a memory cgroup measures the call (fb_sandbox_run takes the larger of both), it is left out. */
+    uint64_t rss = (uint64_t)ru.ru_maxrss * 1024;
+    bool by_cgroup = out->memory_limit_mechanism && strncmp(out->memory_limit_mechanism, "cgroup", 6) == 0;
+    out->peak_memory_bytes = by_cgroup && rss <= inherited + (1ULL << 20) ? 0 : rss;
     return 0;
 }
 
@@ -176,12 +205,13 @@ int fb_supervise(const fb_supervise_io *io, const fb_sandbox_limits *lim, fb_san
                    }};
     fb_buf_init(&st.report, report_cap > 0 ? report_cap - 1 : 0);
     double start = now_ms();
+    uint64_t inherited = own_rss_bytes();
     st.deadline = start + lim->timeout_s * 1e3;
     int rc = loop(io, &st, out, err);
     if (rc < 0)
         kill(io->init_pid, SIGKILL); /* never leave a call running unsupervised */
     int wst = -1;
-    if (reap(io->init_pid, start, out, &wst, rc < 0 ? NULL : err) < 0)
+    if (reap(io->init_pid, start, inherited, out, &wst, rc < 0 ? NULL : err) < 0)
         rc = -1;
     /* init reports either a setup failure ("E<text>") or the program's wait status ("S<int>"). */
     *child_wait_status = -1;

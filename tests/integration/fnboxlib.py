@@ -17,8 +17,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 FNBOX = os.path.abspath(os.environ.get("FNBOX") or str(REPO / "build" / "fnbox"))
 
-# Every language the suites run against, by canonical name.
-LANGS = ["python", "javascript"]
+# Every interpreted language, by canonical name: the shared per-behaviour integration suites run against each
+# (the `lang` fixture of tests/integration). C and C++ have suites of their own (test_lang_c/cpp.py).
+LANGS = ["python", "javascript", "ruby", "php"]
+# The languages tests/security's attack programs are written in so far (its `lang` fixture).
+SECURITY_LANGS = ["python", "javascript"]
 STATUSES = {"success", "error", "crash", "timeout", "terminated"}
 
 # Text a sanitizer prints when it finds a bug; any of these on fnbox's stderr fails the test, whatever
@@ -216,7 +219,13 @@ def call_fixture():
     return call
 
 
-@pytest.fixture(name="lang", params=LANGS)
+@pytest.fixture(name="lang", params=SECURITY_LANGS)
 def lang_fixture(request):
-    """Runs the test once per language."""
+    """Runs the test once per language of SECURITY_LANGS (tests/security imports this one)."""
+    return request.param
+
+
+@pytest.fixture(name="lang", params=LANGS)
+def all_langs_fixture(request):
+    """Runs the test once per interpreted language (tests/integration imports this one as `lang`)."""
     return request.param

@@ -7,11 +7,21 @@ from fnboxlib import call, describe, ok, req
 GREET = {
     "python": 'def greet(name, greeting="Hello"):\n    return f"{greeting}, {name}!"\n',
     "javascript": 'function greet(name, greeting = "Hello") {\n  return `${greeting}, ${name}!`;\n}\n',
+    "ruby": 'def greet(name, greeting = "Hello")\n  "#{greeting}, #{name}!"\nend\n',
+    "php": '<?php\nfunction greet($name, $greeting = "Hello") {\n    return "$greeting, $name!";\n}\n',
 }
+
+ECHO = {
+    "python": "def echo(x):\n    return x\n",
+    "javascript": "function echo(x) {\n  return x;\n}\n",
+    "ruby": "def echo(x)\n  x\nend\n",
+    "php": "function echo_($x) {\n    return $x;\n}\n",   # `echo` is a PHP keyword
+}
+ECHO_NAME = {"python": "echo", "javascript": "echo", "ruby": "echo", "php": "echo_"}
 
 
 def test_seed_greet(lang):
-    """The seed README's first example (python) and its JS twin."""
+    """The seed README's first example (python) and its twins: a kwarg naming a positional parameter."""
     res = call(req(lang, GREET[lang], "greet", ["World"], {"greeting": "Hi"}))
     assert ok(res) == "Hi, World!"
     assert res.result["meta"]["signatureSource"] == "inferred", describe(res.result)
@@ -90,9 +100,8 @@ def test_index_value_items(lang):
     assert ok(call(r)) == "Yo, Ann!"
     r["args"] = {"x": {"index": 0, "value": "Bea"}, "greeting": "Hallo"}
     assert ok(call(r)) == "Hallo, Bea!"
-    echo = {"python": "def echo(x):\n    return x\n", "javascript": "function echo(x) {\n  return x;\n}\n"}[lang]
     data = [{"index": 1, "value": "not an item"}]
-    assert ok(call(req(lang, echo, "echo", data))) == data[0]
+    assert ok(call(req(lang, ECHO[lang], ECHO_NAME[lang], data))) == data[0]
 
 
 def test_schema_source():
@@ -108,9 +117,14 @@ def test_schema_source():
 
 
 def test_async_awaited(lang):
+    """Python coroutines and JS async functions are awaited. Ruby and PHP have no async functions: their
+    concurrency primitives (a Thread's value, a Fiber resumed to completion) run inside the call instead."""
     code = {
         "python": "import asyncio\nasync def f(x):\n    await asyncio.sleep(0.01)\n    return x * 2\n",
         "javascript": "async function f(x) {\n  await new Promise(r => setTimeout(r, 10));\n  return x * 2;\n}\n",
+        "ruby": "def f(x)\n  Thread.new { sleep 0.01; x * 2 }.value\nend\n",
+        "php": ("function f($x) {\n    $fb = new Fiber(function ($v) { $w = Fiber::suspend($v); return $w * 2; });\n"
+                "    $v = $fb->start($x);\n    usleep(10000);\n    $fb->resume($v);\n    return $fb->getReturn();\n}\n"),
     }[lang]
     assert ok(call(req(lang, code, "f", [21]))) == 42
 
@@ -150,6 +164,19 @@ def test_unicode_and_decorated_functions(lang):
     """Inference copes with non-ASCII identifiers, decorators/wrappers, comments and strings that look
     like definitions."""
     code = {
+        "ruby": ("# def fake_in_comment(x) end\n"
+                 "DOC = <<~TEXT\n  def fake_in_string(y)\n  end\nTEXT\n"
+                 "=begin\ndef fake_in_block_comment(z)\nend\n=end\n"
+                 "def grüße(name, suffix = '!')\n"
+                 "  'Grüße, ' + name + suffix\n"
+                 "end\n"),
+        "php": ("<?php\n// function fake_in_comment($x) {}\n"
+                "/* function fake_in_block($z) {} */\n"
+                "const DOC = 'function fake_in_string($y) {}';\n"
+                "#[Attribute]\nclass Marker {}\n"
+                "#[Marker]\n"
+                "function grüße($name, $suffix = '!') {\n"
+                "    return 'Grüße, ' . $name . $suffix;\n}\n"),
         "python": ("import functools\n"
                    "# def fake_in_comment(x): pass\n"
                    "DOC = '''\ndef fake_in_string(y):\n    pass\n'''\n"
@@ -164,3 +191,18 @@ def test_unicode_and_decorated_functions(lang):
     assert ok(call(req(lang, code, "grüße", ["Welt"], {"suffix": "?"}))) == "Grüße, Welt?"
     # and it is the only top-level function, so it is auto-selected
     assert ok(call({"language": lang, "code": code, "args": ["Welt"]})) == "Grüße, Welt!"
+
+
+KEYWORDS = {
+    # Each language's own keyword mechanism; `m` has no usable default and `k` keeps its default.
+    "python": "def f(a, *, k=5, m):\n    return [a, k, m]\n",                       # keyword-only parameters
+    "javascript": "function f(a, opts = {}) {\n  const { k = 5, m } = opts;\n  return [a, k, m];\n}\n",  # options object
+    "ruby": "def f(a, k: 5, m:)\n  [a, k, m]\nend\n",                                # keyword arguments
+    "php": "function f($a, $k = 5, $m = null) {\n    return [$a, $k, $m];\n}\n",     # PHP 8 named arguments
+}
+
+
+def test_keyword_arguments(lang):
+    res = call(req(lang, KEYWORDS[lang], "f", [1], {"m": 7}))
+    assert ok(res) == [1, 5, 7], describe(res.result)
+    assert ok(call(req(lang, KEYWORDS[lang], "f", [1], {"m": "x", "k": 6}))) == [1, 6, "x"]

@@ -1,9 +1,14 @@
 """C end to end in the real sandbox: every supported parameter and return type (64-bit exact), NULL strings,
 void, prints + return, compile errors with diagnostics, crashes, timeouts, unsupported types refused before
 compiling, argument errors, hostile strings, and the compile cache (hit, miss, corruption, concurrent first
-use, bounded size)."""
+use, bounded size, entry checksums). C has no default arguments: every parameter is required (a missing one
+is an ArgumentError), and kwargs only name parameters."""
+import hashlib
 import json
 import os
+import resource
+import struct
+import subprocess
 import shutil
 import tempfile
 import time
@@ -11,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from fnboxlib import call, describe, failed, ok, req
+from fnboxlib import FNBOX, call, describe, failed, ok, req
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -183,12 +188,33 @@ def test_segfault_is_crash():
 
 
 def test_abort_is_crash():
-    failed(c("#include <stdlib.h>\nint f(void) { abort(); }"), "crash")
+    err = failed(c("#include <stdlib.h>\nint f(void) { abort(); }"), "crash")
+    assert "SIGABRT" in err["message"], err
 
 
 def test_stack_overflow_is_crash():
     code = "int f(int n) { volatile char buf[4096]; buf[0] = (char)n; return f(n + 1) + buf[0]; }"
-    failed(c(code, args=[0]), "crash")
+    err = failed(c(code, args=[0]), "crash")
+    assert "SIGSEGV" in err["message"], err
+
+
+def test_prints_without_newline_or_flush_are_captured():
+    res = c(HEAD + "int f(void) { printf(\"no newline\"); fputs(\"err, no newline\", stderr); return 7; }")
+    assert ok(res) == 7
+    assert res.result["stdout"] == "no newline" and res.result["stderr"] == "err, no newline"
+
+
+def test_prints_before_a_crash_are_kept():
+    res = c(HEAD + "#include <unistd.h>\nint f(void) { write(1, \"before\", 6); volatile int *p = 0; return *p; }")
+    failed(res, "crash")
+    assert res.result["stdout"] == "before"
+
+
+def test_no_default_arguments_in_c():
+    # C has none: `int f(int a, int b)` needs both, by position or by name
+    assert ok(c("int f(int a, int b) { return a * 10 + b; }", args=[1], kwargs={"b": 2})) == 12
+    err = failed(c("int f(int a, int b) { return a; }", kwargs={"a": 1}))
+    assert err["type"] == "ArgumentError" and "'b'" in err["message"]
 
 
 def test_timeout():
@@ -201,6 +227,23 @@ def test_exit_in_function_is_no_result():
     assert err["type"] == "NoResult"
 
 
+def test_nul_inside_a_c_string_is_argument_error():
+    err = failed(c(HEAD + "size_t f(const char *s) { return strlen(s); }", args=["a\u0000b"]))
+    assert err["type"] == "ArgumentError" and "'s'" in err["message"] and "NUL" in err["message"]
+
+
+def test_hostile_strings_round_trip():
+    code = HEAD + "const char *f(const char *s) { return s; }"
+    for s in ["%n%n%n%s%s", "\"\\\"'", "\\u0000", "</script>", "\x7f\x1b[31m", "\U0001F600\u200b\ufeff", "a" * 10000]:
+        assert ok(c(code, args=[s])) == s
+
+
+def test_unicode_arguments_and_results():
+    code = HEAD + "size_t f(const char *s) { return strlen(s); }"
+    assert ok(c(code, args=["é😀中"])) == len("é😀中".encode())
+    assert ok(c(HEAD + "const char *f(void) { return \"Grüße, 世界 🌍\"; }")) == "Grüße, 世界 🌍"
+
+
 def test_arguments_never_reach_the_source():
     hostile = "\"); system(\"id\"); (\"\n#include </etc/passwd>\n\x01"
     assert ok(c(HEAD + "size_t f(const char *s) { return strlen(s); }", args=[hostile])) == len(hostile.encode())
@@ -211,6 +254,40 @@ def test_parallel_calls():
     with ThreadPoolExecutor(20) as pool:
         results = list(pool.map(lambda i: c(code, args=[i]), range(20)))
     assert [ok(r) for r in results] == [i * 2 for i in range(20)]
+
+
+def run_measured(request):
+    """fnbox call on request (bytes); returns (result, fnbox's own peak RSS in bytes)."""
+    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout:
+        fin.write(request)
+        fin.seek(0)
+        p = subprocess.Popen([FNBOX, "call", "-"], stdin=fin, stdout=fout, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        assert p.returncode == 0, status
+        fout.seek(0)
+        return json.loads(fout.read()), usage.ru_maxrss * 1024
+
+
+def test_64mb_string_argument_and_result():
+    # 64 MB, not MiB: the result channel is a memfd under the sandbox's 64 MiB RLIMIT_FSIZE (every language)
+    big = "x" * (64 * 1000 * 1000)
+    code = HEAD + "#include <stdlib.h>\nchar *f(const char *s, int n) { size_t l = strlen(s); char *r = malloc(l + 2);" \
+        " memcpy(r, s, l); r[l] = (char)('0' + n); r[l + 1] = 0; return r; }"
+    ok(c(code, args=["warm", 1]))  # compiled once, so the measured call is the data path only
+    result, fnbox_rss = run_measured(json.dumps(req("c", code, "f", [big, 7])).encode())
+    assert result["status"] == "success", describe(result)
+    assert len(result["result"]) == len(big) + 1 and result["result"].endswith("x7")
+    # inside the default 256 MiB limit: the parsed argument (freed before the call), the function's copy and
+    # its result, the result channel (a memfd, charged too); fnbox itself (request text, parsed request, call
+    # input, result channel, result JSON) stays a small multiple as well
+    # (success = it fit the cgroup limit; peakMemoryBytes also counts the sandbox's init, a fork of fnbox,
+    # which is much bigger in a sanitizer build)
+    assert result["usage"]["peakMemoryBytes"] < 8 * len(big), result["usage"]
+    sanitized = b"__asan_init" in open(FNBOX, "rb").read()  # ASan's quarantine and shadow add hundreds of MB
+    assert sanitized or fnbox_rss < 8 * len(big), f"fnbox peak RSS {fnbox_rss / 1e6:.0f} MB for {len(big) / 1e6:.0f} MB"
+    print(f"64 MB string: sandbox peak {result['usage']['peakMemoryBytes'] / 1e6:.0f} MB, "
+          f"fnbox peak RSS {fnbox_rss / 1e6:.0f} MB")
 
 
 # ---- the compile cache ----
@@ -250,12 +327,39 @@ def test_corrupted_entry_is_detected_and_rebuilt(cache_dir):
 
 
 def test_concurrent_first_use(cache_dir):
+    ok(c(HEAD + "int f(int x) { return x; } /* builds the runtime object once */", args=[0]))
+    before = set(entries(cache_dir))
     code = HEAD + f"int f(int x) {{ return x * 3; }} /* concurrent {time.time_ns()} */"
-    with ThreadPoolExecutor(10) as pool:
-        results = list(pool.map(lambda i: c(code, args=[i]), range(10)))
-    assert [ok(r) for r in results] == [i * 3 for i in range(10)]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda i: c(code, args=[i]), range(8)))
+    assert [ok(r) for r in results] == [i * 3 for i in range(8)]
+    assert len(set(entries(cache_dir)) - before) == 1  # 8 first calls, one entry
     assert not [n for n in os.listdir(cache_dir) if ".tmp." in n]
     assert c(code, args=[1]).result["meta"]["compile"] == "hit"
+
+
+def test_entries_carry_a_valid_checksum(cache_dir):
+    ok(c(HEAD + f"int f(int x) {{ return x; }} /* checksum {time.time_ns()} */", args=[1]))
+    names = entries(cache_dir)
+    assert names
+    for name in names:
+        data = open(os.path.join(cache_dir, name), "rb").read()
+        if data[:8] != b"FNBXBIN1":
+            continue  # junk planted by another test
+        (length,) = struct.unpack("<Q", data[8:16])
+        assert length == len(data) - 64
+        assert data[16:48] == hashlib.sha256(data[64:]).digest(), name  # fnbox's SHA-256 agrees with hashlib
+        assert len(name) == 64 + 4 and all(ch in "0123456789abcdef" for ch in name[:64])
+
+
+def test_cache_off_when_the_directory_is_not_ours(tmp_path):
+    d = tmp_path / "notmine"
+    d.mkdir()
+    os.chown(d, 12345, 12345) if os.geteuid() == 0 else pytest.skip("needs root to make a foreign-owned dir")
+    res = call(req("c", "int f(int x) { return x; }", "f", [4]), timeout=120,
+               env=dict(os.environ, FNBOX_CACHE_DIR=str(d)))
+    assert ok(res) == 4 and res.result["meta"]["compile"] == "off"
+    assert os.listdir(d) == []
 
 
 def test_cache_dir_is_private(cache_dir):

@@ -101,9 +101,11 @@ def test_deep_nesting_and_large():
 
 def test_crash():
     code = "function f() { posix_kill(posix_getpid(), 11); sleep(5); }"
-    if not ok(php("function f() { return function_exists('posix_kill'); }")):
-        pytest.skip("no posix extension")
-    failed(php(code), status="crash")
+    assert ok(php("function f() { return function_exists('posix_kill'); }")) is True, \
+        "the posix extension (part of Debian's php-cli) is missing"
+    res = php(code)
+    err = failed(res, status="crash")
+    assert res.result["exitCode"] == 139 and "SIGSEGV" in err["message"], describe(res.result)
 
 
 def test_timeout():

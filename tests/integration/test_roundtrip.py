@@ -1,6 +1,7 @@
 """Every JSON value round-trips exactly through args -> function -> result, and non-JSON results follow
 the documented conversions (docs/internals/harness-protocol.md, "Value conversions")."""
 import base64
+import json
 import math
 
 import pytest
@@ -10,7 +11,22 @@ from fnboxlib import call, describe, failed, ok, req
 ECHO = {
     "python": "def echo(x):\n    return x\n",
     "javascript": "function echo(x) {\n  return x;\n}\n",
+    "ruby": "def echo(x)\n  x\nend\n",
+    "php": "function echo_($x) {\n    return $x;\n}\n",      # `echo` is a PHP keyword
 }
+FN = {"python": "echo", "javascript": "echo", "ruby": "echo", "php": "echo_"}
+
+
+def php_expected(value):
+    """PHP has no integers beyond 64 bits: such a request integer reaches the function as its decimal string
+    (README, Languages), and an echo gives that string back. Everything else round-trips exactly."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return str(value)
+    return value        # (MATRIX holds its big integers at the top level only)
+
+
+def expected(lang, value):
+    return php_expected(value) if lang == "php" else value
 
 
 def nested_list(depth):
@@ -94,11 +110,11 @@ def test_matrix_each_value(lang):
     """One call per language with the whole matrix as separate arguments' items; each item compared
     strictly, and the failures listed by label."""
     values = [v for _, v in MATRIX]
-    got = ok(call(req(lang, ECHO[lang], "echo", [values])))
+    got = ok(call(req(lang, ECHO[lang], FN[lang], [values])))
     assert isinstance(got, list) and len(got) == len(values), describe(got)
     diffs = []
     for (label, sent), back in zip(MATRIX, got):
-        d = strict_equal(sent, back)
+        d = strict_equal(expected(lang, sent), back)
         if d:
             diffs.append(f"{label}: {d}")
     assert not diffs, "values changed in the round trip:\n" + "\n".join(diffs)
@@ -108,7 +124,7 @@ def test_matrix_each_value(lang):
                                          ("null", "2**63-1", "NUL inside", "emoji (non-BMP)", "empty object")])
 def test_top_level_values(lang, label, value):
     """A value as the whole argument and the whole result (not nested in an array)."""
-    got = ok(call(req(lang, ECHO[lang], "echo", [value])))
+    got = ok(call(req(lang, ECHO[lang], FN[lang], [value])))
     assert strict_equal(value, got) is None, strict_equal(value, got)
 
 
@@ -118,23 +134,42 @@ def test_big_ints_reach_the_function_exactly(lang):
     code = {
         "python": "def f(a, b, c):\n    return [type(a).__name__, str(a), str(b), a + 1, c[0]['x'] * 2]\n",
         "javascript": "function f(a, b, c) {\n  return [typeof a, String(a), String(b), a + 1n, c[0].x * 2n];\n}\n",
+        "ruby": "def f(a, b, c)\n  [a.class.name, a.to_s, b.to_s, a + 1, c[0]['x'] * 2]\nend\n",
+        # PHP: 2**63-1 is PHP_INT_MAX (an int); 2**70 arrives as its decimal string, which bcmath/gmp
+        # would take; PHP_INT_MAX + 1 is a float in PHP (its own arithmetic)
+        "php": ("function f($a, $b, $c) {\n  return [gettype($a), (string)$a, (string)$b, $a === PHP_INT_MAX, "
+                "$c[0]['x'], gettype($c[0]['x'])];\n}\n"),
     }[lang]
     a, b, x = 2**63 - 1, 5, 2**70
+    if lang == "php":
+        got = ok(call(req(lang, code, "f", [a, b, [{"x": x}]])))
+        assert got == ["integer", str(a), "5", True, str(x), "string"], describe(got)
+        return
     if lang == "javascript":
         # b is a small int: must stay a `number` (String(5) === "5")
         got = ok(call(req(lang, code, "f", [a, b, [{"x": x}]])))
         assert got == ["bigint", str(a), "5", a + 1, 2 * x], describe(got)
     else:
         got = ok(call(req(lang, code, "f", [a, b, [{"x": x}]])))
-        assert got == ["int", str(a), "5", a + 1, 2 * x], describe(got)
+        assert got == [{"python": "int", "ruby": "Integer"}[lang], str(a), "5", a + 1, 2 * x], describe(got)
     assert isinstance(got[3], int) and isinstance(got[4], int)
 
 
 def test_computed_big_int_exact(lang):
-    """A big integer computed in the function (never seen in the request) comes back exact."""
+    """A big integer computed in the function (never seen in the request) comes back exact. PHP's integers
+    are 64-bit (beyond, its arithmetic gives floats): its limits come back exact, and a big number the
+    function spells as a numeric string stays that string."""
+    if lang == "php":
+        res = call(req(lang, "function f() {\n  return [PHP_INT_MAX, PHP_INT_MIN, 2 ** 100, '1267650600228229401496703205376'];\n}\n",
+                       "f", []))
+        got = ok(res)
+        assert got == [2**63 - 1, -(2**63), float(2**100), "1267650600228229401496703205376"], describe(got)
+        assert isinstance(got[2], float)
+        return
     code = {
         "python": "def f():\n    return [2**100, -(2**100) + 1, 10**30]\n",
         "javascript": "function f() {\n  return [2n ** 100n, -(2n ** 100n) + 1n, 10n ** 30n];\n}\n",
+        "ruby": "def f\n  [2**100, -(2**100) + 1, 10**30]\nend\n",
     }[lang]
     res = call(req(lang, code, "f", []))
     got = ok(res)
@@ -143,9 +178,10 @@ def test_computed_big_int_exact(lang):
     assert "1267650600228229401496703205376" in res.raw  # the digits, not 1.2676506002282294e+30
 
 
-def test_negative_zero():
-    """-0.0 keeps its sign in Python (json.dumps(-0.0) == '-0.0')."""
-    got = ok(call(req("python", ECHO["python"], "echo", [-0.0])))
+@pytest.mark.parametrize("lang_", ["python", "ruby", "php"])
+def test_negative_zero(lang_):
+    """-0.0 keeps its sign in Python, Ruby and PHP (their JSON encoders write -0.0)."""
+    got = ok(call(req(lang_, ECHO[lang_], FN[lang_], [-0.0])))
     assert isinstance(got, float) and got == 0.0 and math.copysign(1.0, got) == -1.0, repr(got)
 
 
@@ -271,3 +307,47 @@ def test_python_unserializable_is_error(code):
 def test_js_unserializable_is_error(code):
     err = failed(call(req("javascript", code, "f", [])))
     assert err.get("type") == "SerializationError", err
+
+
+# Strings that mean something to some language's source syntax or to a shell: arguments are data (JSON
+# decoded by the harness), never pasted into code, so each arrives intact.
+HOSTILE = [
+    "#{`id`}", "#{raise 'x'}", "${process.exit(1)}", "`id`", "$(id)", "{$x} $y \\$z", "$& $~ $1 $0 $$",
+    "'; exit 1; '", '"); process.exit(3); ("', "\"'\\", "\\\\'\"", "%{}%q()%s", "<<~EOF\nEOF\n", "?>\n<?php exit(9);",
+    "*/ exit(1); /*", "__END__\ndef f; end", "\u0000", "a\u0000b\u0000", "\x01\x02\x1b[31m\x7f\x1f", "\r\n\t\b\f\v",
+    "\\u0000 \\n \\x00", "\u2028\u2029\ufeff", "\U0010ffff\U0001f600",
+]
+
+
+def test_hostile_strings_arrive_intact(lang):
+    code = {
+        "python": "def f(items):\n    return [[s, len(s.encode('utf-8'))] for s in items]\n",
+        "javascript": "function f(items) {\n  return items.map(s => [s, Buffer.byteLength(s, 'utf8')]);\n}\n",
+        "ruby": "def f(items)\n  items.map { |s| [s, s.bytesize] }\nend\n",
+        "php": "function f($items) {\n  return array_map(fn($s) => [$s, strlen($s)], $items);\n}\n",
+    }[lang]
+    got = ok(call(req(lang, code, "f", [HOSTILE])))
+    assert got == [[s, len(s.encode("utf-8"))] for s in HOSTILE], describe(got)
+    # and as object keys too; NUL excepted: fnbox's JSON library refuses a NUL inside an object key with a
+    # clear InvalidRequest (a documented limit, checked here), NUL in values is fine
+    keyed = {s: s for s in HOSTILE if "\u0000" not in s}
+    got = ok(call(req(lang, ECHO[lang], FN[lang], [keyed])))
+    assert got == keyed, describe(got)
+    res = call(req(lang, ECHO[lang], FN[lang], [{"a\u0000b": 1}]))
+    assert res.code == 2 and res.result["error"]["type"] == "InvalidRequest", describe(res.result)
+    assert "NUL" in res.result["error"]["message"], describe(res.result)
+
+
+@pytest.mark.parametrize("raw", [b'"\xff\xfe"', b'"a\xc3"', b'"\\ud800"', b'"\\udc00x"'])
+def test_invalid_utf8_argument_is_a_clear_error(lang, raw):
+    """Invalid UTF-8 (raw bytes, or a lone surrogate escape) in an argument: refused before anything runs,
+    with an error naming the problem, never mangled into something else."""
+    text = (b'{"language": "' + lang.encode() + b'", "functionName": "' + FN[lang].encode() + b'", "code": '
+            + json.dumps(ECHO[lang]).encode() + b', "args": [' + raw + b']}')
+    res = call(text)
+    assert res.code == 2, describe(res.result)
+    err = res.result["error"]
+    assert err["type"] == "InvalidRequest", err
+    msg = err["message"]
+    assert "args" in msg or "malformed JSON" in msg, err
+    assert "decode byte" in msg or "nicode" in msg or "UTF-8" in msg or "surrogate" in msg, err

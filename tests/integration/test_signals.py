@@ -13,18 +13,33 @@ from fnboxlib import FNBOX, assert_no_survivors, check_sanitizers, describe, hos
     parse_one_result, require_binary
 
 
-def sleeper(mark):
-    return ("import subprocess, sys, time\n"
-            "def f():\n"
-            f"    subprocess.Popen([sys.executable, '-c', 'import time\\ntime.sleep(60)', {mark!r}])\n"
-            "    print('started', flush=True)\n"
-            "    time.sleep(60)\n")
+def sleeper(mark, lang="python"):
+    """A function that starts a child marked with `mark`, says 'started', then sleeps."""
+    return {
+        "python": ("import subprocess, sys, time\n"
+                   "def f():\n"
+                   f"    subprocess.Popen([sys.executable, '-c', 'import time\\ntime.sleep(60)', {mark!r}])\n"
+                   "    print('started', flush=True)\n"
+                   "    time.sleep(60)\n"),
+        "javascript": ("const cp = require('child_process');\n"
+                       "function f() {\n"
+                       f"  cp.spawn(process.execPath, ['-e', 'setTimeout(() => {{}}, 60000)', {json.dumps(mark)}], {{ stdio: 'ignore' }});\n"
+                       "  console.log('started');\n"
+                       "  return new Promise(() => {});\n}\n"),
+        "ruby": ("def f\n"
+                 f"  spawn('/usr/bin/ruby', '--disable-gems', '-e', 'sleep 60', {json.dumps(mark)})\n"
+                 "  puts 'started'\n  $stdout.flush\n  sleep 60\nend\n"),
+        "php": ("function f() {\n"
+                f"  $p = proc_open([PHP_BINARY, '-r', 'sleep(60);', {json.dumps(mark)}], [], $pipes);\n"
+                "  echo \"started\\n\";\n  sleep(60);\n}\n"),
+    }[lang]
 
 
-def start(mark, out, err):
+def start(mark, out, err, lang="python"):
     require_binary()
     p = subprocess.Popen([FNBOX, "call", "-"], stdin=subprocess.PIPE, stdout=out, stderr=err)
-    p.stdin.write(json.dumps({"language": "python", "code": sleeper(mark), "timeout": 30}).encode())
+    p.stdin.write(json.dumps({"language": lang, "code": sleeper(mark, lang), "functionName": "f",
+                              "timeout": 30}).encode())
     p.stdin.close()
     p.stdin = None  # so communicate() does not flush it
     deadline = time.monotonic() + 10
@@ -51,9 +66,9 @@ def kill_namespace_of(mark):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_term_signal_gives_terminated_result(sig):
+def test_term_signal_gives_terminated_result(sig, lang):
     mark = marker()
-    p = start(mark, subprocess.PIPE, subprocess.PIPE)
+    p = start(mark, subprocess.PIPE, subprocess.PIPE, lang)
     try:
         t0 = time.monotonic()
         p.send_signal(sig)
@@ -73,12 +88,12 @@ def test_term_signal_gives_terminated_result(sig):
     assert_no_survivors(mark)
 
 
-def test_cli_killed_sandbox_dies_too():
+def test_cli_killed_sandbox_dies_too(lang):
     """SIGKILL cannot be handled: the sandbox must die with its supervisor (e.g. PR_SET_PDEATHSIG on the
     sandbox's init), not keep running for the rest of its 30 s timeout."""
     mark = marker()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = start(mark, out, err)
+        p = start(mark, out, err, lang)
         try:
             p.kill()
             p.wait(timeout=10)

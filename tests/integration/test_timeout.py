@@ -7,6 +7,15 @@ from fnboxlib import assert_no_survivors, call, describe, marker, req
 BUSY = {
     "python": "def f():\n    print('before the deadline', flush=True)\n    while True:\n        pass\n",
     "javascript": "function f() {\n  console.log('before the deadline');\n  for (;;) {}\n}\n",
+    "ruby": "def f\n  puts 'before the deadline'\n  $stdout.flush\n  loop {}\nend\n",
+    "php": "function f() {\n  echo \"before the deadline\\n\";\n  while (true) {}\n}\n",
+}
+
+SLEEPING = {
+    "python": "import time\ndef f():\n    time.sleep(30)\n",
+    "javascript": "function f() {\n  return new Promise(r => setTimeout(r, 30000));\n}\n",
+    "ruby": "def f\n  sleep 30\nend\n",
+    "php": "function f() {\n  sleep(30);\n}\n",
 }
 
 
@@ -22,8 +31,8 @@ def test_busy_loop_times_out(lang):
     assert result["meta"]["duration"] >= 900, describe(result)
 
 
-def test_fractional_timeout_sleeping_function():
-    res = call(req("python", "import time\ndef f():\n    time.sleep(30)\n", "f", [], timeout=0.5))
+def test_fractional_timeout_sleeping_function(lang):
+    res = call(req(lang, SLEEPING[lang], "f", [], timeout=0.5))
     assert res.result["status"] == "timeout", describe(res.result)
     assert 0.45 <= res.elapsed < 4, f"call took {res.elapsed:.2f}s for a 0.5 s timeout"
 
@@ -89,9 +98,52 @@ function f(stay) {{
 '''
 
 
+RB_SPAWN = r'''
+MARK = "{mark}"
+
+def f(stay)
+  spawn("/usr/bin/ruby", "--disable-gems", "-e", "loop { sleep 1 }", MARK + "-child", out: File::NULL, err: File::NULL)
+  # a daemonized grandchild: fork + setsid, still holding our stdout/stderr pipes
+  pid = fork do
+    Process.setsid
+    exec("/usr/bin/ruby", "--disable-gems", "-e", "loop { sleep 1 }", MARK + "-daemon")
+  end
+  Process.detach(pid)
+  puts "spawned"
+  $stdout.flush
+  loop { sleep 1 } if stay
+  "returned"
+end
+'''
+
+PHP_SPAWN = r'''
+const MARK = "{mark}";
+
+function f($stay) {
+  $child = proc_open([PHP_BINARY, '-r', 'while (true) sleep(1);', MARK . '-child'], [], $pipes);
+  // a daemonized grandchild: fork + setsid, still holding our stdout/stderr pipes
+  $pid = pcntl_fork();
+  if ($pid === 0) {
+    posix_setsid();
+    pcntl_exec(PHP_BINARY, ['-r', 'while (true) sleep(1);', MARK . '-daemon']);
+    exit(1);
+  }
+  echo "spawned\n";
+  if ($stay) {
+    while (true) sleep(1);
+  }
+  return "returned";
+}
+'''
+
+
 def spawn_code(lang, mark):
     if lang == "python":
         return PY_SPAWN.replace("{mark!r}", repr(mark))
+    if lang == "ruby":
+        return RB_SPAWN.replace("{mark}", mark)
+    if lang == "php":
+        return PHP_SPAWN.replace("{mark}", mark)
     return JS_SPAWN.format(mark=mark)
 
 

@@ -21,6 +21,29 @@ BURN = {
                    "    `const t = process.cpuUsage(); while (true) { const u = process.cpuUsage(t); if ((u.user + u.system) / 1e6 >= ${child}) break; }`]);\n"
                    "  const b = Buffer.alloc(96 << 20, 1);\n"
                    "  return b.length;\n}\n"),
+    "ruby": ("def cpu = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)\n"
+             "def f(own, child)\n"
+             "  t = cpu\n"
+             "  nil while cpu - t < own\n"
+             "  if child\n"
+             "    system('/usr/bin/ruby', '--disable-gems', '-e',\n"
+             "      \"t = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID); nil while Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - t < #{child}\")\n"
+             "  end\n"
+             "  data = 'x' * (96 << 20)\n"
+             "  data.bytesize\n"
+             "end\n"),
+    "php": ("function cpu() { $u = getrusage(); return $u['ru_utime.tv_sec'] + $u['ru_utime.tv_usec'] / 1e6 "
+            "+ $u['ru_stime.tv_sec'] + $u['ru_stime.tv_usec'] / 1e6; }\n"
+            "function f($own, $child) {\n"
+            "  $t = cpu();\n"
+            "  while (cpu() - $t < $own) {}\n"
+            "  if ($child) {\n"
+            "    $p = proc_open([PHP_BINARY, '-r', '$t = hrtime(true); while (getrusage()[\"ru_utime.tv_sec\"] * 1e6 + getrusage()[\"ru_utime.tv_usec\"] < ' . ($child * 1e6) . ') {}'], [], $pipes);\n"
+            "    proc_close($p);\n"
+            "  }\n"
+            "  $data = str_repeat('x', 96 << 20);\n"
+            "  return strlen($data);\n"
+            "}\n"),
 }
 
 

@@ -14,6 +14,17 @@ CODE = {
                    "  const before = fs.readdirSync('.').sort();\n"
                    "  fs.writeFileSync('out.txt', 'hello');\n"
                    "  return { cwd: process.cwd(), before, tmp: fs.readdirSync('/tmp').sort() };\n}\n"),
+    "ruby": ("def f\n"
+             "  before = Dir.children('.').sort\n"
+             "  File.write('out.txt', 'hello')\n"
+             "  { 'cwd' => Dir.pwd, 'before' => before, 'tmp' => Dir.children('/tmp').sort }\n"
+             "end\n"),
+    "php": ("function f() {\n"
+            "  $ls = function ($d) { $n = array_values(array_diff(scandir($d), ['.', '..'])); sort($n); return $n; };\n"
+            "  $before = $ls('.');\n"
+            "  file_put_contents('out.txt', 'hello');\n"
+            "  return ['cwd' => getcwd(), 'before' => $before, 'tmp' => $ls('/tmp')];\n"
+            "}\n"),
 }
 
 

@@ -514,12 +514,13 @@ static const invalid_case invalid_cases[] = {
     {"root reporting field not boolean", "{" P ",'reporting':{'includeDenied':1}}", "reporting.includeDenied",
      "must be a boolean"},
 
-    /* ---- not supported yet ---- */
-    {"files", "{" P ",'files':{'a.txt':'x'}}", "files", "not supported"},
-    {"files empty array", "{" P ",'files':[]}", "files", "not supported"},
-    {"mount", "{" P ",'mount':{'dirs':{}}}", "mount", "not supported"},
-    {"options.files", "{" P ",'options':{'files':{}}}", "files", "not supported"},
-    {"options.mount", "{" P ",'options':{'mount':'x'}}", "mount", "not supported"},
+    /* ---- files and mount (their contents are checked by core/workspace.c and fs/mount.c) ---- */
+    {"files array", "{" P ",'files':[]}", "files", "must be an object"},
+    {"files string", "{" P ",'files':'a'}", "files", "must be an object"},
+    {"files twice", "{" P ",'files':{},'options':{'files':{}}}", "files", "both"},
+    {"mount empty dirs", "{" P ",'mount':{'dirs':{}}}", "mount.dirs", ""},
+    {"options.mount string", "{" P ",'options':{'mount':'x'}}", "mount", "object"},
+    {"mount unknown field", "{" P ",'mount':{'dirs':{'/d':'/tmp'},'nope':1}}", "mount.nope", ""},
     {"files at root and in options", "{" P ",'files':{},'options':{'files':{}}}", "files", "given both"},
 };
 

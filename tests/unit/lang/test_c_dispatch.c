@@ -82,7 +82,16 @@ static void test_runtime_source(void **state)
     assert_int_equal(strlen(rt), len);
     assert_non_null(strstr(rt, "#include <jansson.h>"));
     assert_non_null(strstr(rt, "FNBOX__FN json_t *fnbox__arg(json_t *args, size_t i)"));
-    assert_null(strstr(rt, "\nstatic "));
+    assert_non_null(strstr(rt, "FNBOX__FN void fnbox__free_args(void)"));
+    assert_non_null(strstr(rt, "FNBOX__FN void fnbox__finish_ok(fnbox__buf *value)"));
+    /* only the runtime's own state and its read callback are private */
+    size_t nstatic = 0;
+    for (const char *p = rt; (p = strstr(p, "\nstatic ")) != NULL; p++)
+        nstatic++;
+    assert_int_equal(nstatic, 3);
+    assert_non_null(strstr(rt, "\nstatic int fnbox__ok_sent;"));
+    assert_non_null(strstr(rt, "\nstatic json_t *fnbox__root;"));
+    assert_non_null(strstr(rt, "\nstatic size_t fnbox__read4("));
 }
 
 static void test_generate_cpp_defaults_and_exceptions(void **state)

@@ -2,6 +2,7 @@
  * return types (fb_function_sig.returns), whatever the spacing, comments, attributes, storage classes,
  * preprocessor lines and literals; plus the shared tests of infer_testlib.h (truncations, garbage, caps). */
 #include "infer_testlib.h"
+#include "lang/c_dispatch.h"
 
 #define P(n, t) {n, FB_PARAM_POSITIONAL, NULL, t}
 #define PD(n, t, d) {n, FB_PARAM_POSITIONAL, d, t}
@@ -41,10 +42,32 @@ static const infer_case cases[] = {
        {P("names", "const std::vector<std::string>&"), P("m", "std::map<std::string,int>&&")}}}},
     {"cpp defaults", "int f(int a, int b = 10, std::string s = \"x,y\") noexcept { return a; }\n",
      {{"f", 1, false, NULL, {P("a", "int"), PD("b", "int", "10"), PD("s", "std::string", "\"x,y\"")}}}},
-    {"member definitions and namespaces are skipped",
+    {"member definitions are skipped, namespace functions are found",
      "struct A { int m(int x) { return x; } };\nint A::n(int y) { return y; }\nnamespace ns { int h(int z) {} }\n"
      "int f(int a) {}\n",
-     {{"f", 4, false, NULL, {P("a", "int")}}}},
+     {{"h", 3, false, NULL, {P("z", "int")}}, {"f", 4, false, NULL, {P("a", "int")}}}},
+    {"extern C declaration", "extern \"C\" int f(int a) { return a; }\nextern \"C\"  const char *g(const char*s) {}\n",
+     {{"f", 1, false, NULL, {P("a", "int")}}, {"g", 2, false, NULL, {P("s", "const char*")}}}},
+    {"extern C block", "extern \"C\" {\nint f(int a) { return a; }\nstatic long g(long b) { { } return b; }\n}\n"
+                       "extern\"C\"{int h(int c){return c;}}\n",
+     {{"f", 2, false, NULL, {P("a", "int")}}, {"g", 3, false, NULL, {P("b", "long")}},
+      {"h", 5, false, NULL, {P("c", "int")}}}},
+    {"nested, inline, C++17 and anonymous namespaces",
+     "namespace a { namespace b\n{\nint f(int x) {}\n}\nint g(int y) {}\n}\n"
+     "namespace c::d { inline namespace v1 { int h(int z) {} } }\nnamespace { int k(int w) {} }\n"
+     "int top(int t) {}\n",
+     {{"f", 3, false, NULL, {P("x", "int")}}, {"g", 5, false, NULL, {P("y", "int")}},
+      {"h", 7, false, NULL, {P("z", "int")}}, {"k", 8, false, NULL, {P("w", "int")}},
+      {"top", 9, false, NULL, {P("t", "int")}}}},
+    {"classes and prototypes inside a namespace",
+     "namespace m {\nstruct S { int in(int q) { return q; } };\nint f(int);\nclass C;\n"
+     "int f(int a) { return a; }\n}\nint m::g(int b) { return b; }\n",
+     {{"f", 5, false, NULL, {P("a", "int")}}}},
+    {"extern C++ block holding a namespace",
+     "extern \"C++\" {\n  namespace  m  {\n    std::string f(const std::string &s) { return s; }\n  }\n}\n",
+     {{"f", 3, false, NULL, {P("s", "const std::string&")}}}},
+    {"unbalanced closing braces", "}\n}\nnamespace m { }\n}\nint f(int a) {}\n",
+     {{"f", 5, false, NULL, {P("a", "int")}}}},
     {"function pointer variable is not a function", "int (*fp)(int) = 0;\nint f(int a) {}\n",
      {{"f", 2, false, NULL, {P("a", "int")}}}},
     {"raw string", "const char *r = R\"x(int nope(int a) { )x\";\nint f(int a) {}\n",
@@ -102,6 +125,7 @@ static void test_returns(void **state)
         {"int main(void) {}\nvoid f(void) {}", "void"},
         {"extern std::vector< std::string >f() {}", "std::vector<std::string>"},
         {"[[nodiscard]] constexpr bool f() { return true; }", "bool"},
+        {"extern \"C\" { static inline unsigned f(void) {} }", "unsigned"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         fb_sig_list list;
@@ -125,11 +149,51 @@ static void test_c_mode(void **state)
     assert_int_equal(list.nfuncs, 1);
     assert_string_equal(list.funcs[0].params[0].annotation, "const char*");
     fb_sig_list_free(&list);
+    /* C has no namespaces: `namespace` is an ordinary identifier, and a block after it is no scope */
+    const char *ns = "struct namespace { int x; };\nint f(int a) { return a; }\n";
+    assert_int_equal(fb_infer_c(ns, strlen(ns), &list, &err), 0);
+    assert_int_equal(list.nfuncs, 1);
+    assert_string_equal(list.funcs[0].name, "f");
+    fb_sig_list_free(&list);
+}
+
+/* The qualified names the dispatcher calls (fb_infer_cpp_qualified), in order of definition. */
+static void test_qualified_names(void **state)
+{
+    static const struct {
+        const char *code, *want; /* names joined by ',' */
+    } rows[] = {
+        {"namespace m { int f(int a) { return a; } }", "m::f"},
+        {"namespace a { namespace b\n{\nint f(int x) {}\n}\nint g(int y) {}\n}\nint top() {}", "a::b::f,a::g,top"},
+        {"namespace c::d { inline namespace v1 { int h(int z) {} } }", "c::d::v1::h"},
+        {"namespace   spaced\t::  name {int f(){}}", "spaced::name::f"},
+        {"namespace { int k(int w) {} }\nextern \"C\" { int e(int v) {} }", "k,e"},
+        {"extern \"C++\" { namespace m { extern \"C\" { int f() {} } } }\nint g() {}", "m::f,g"},
+        {"namespace m { struct S { int in() { return 1; } }; int f() {} }\nint m::g() {}\n", "m::f"},
+        {"namespace m {\n#define X }\nint f() {} }", "m::f"},
+        {"namespace m { int f() { return 0; } } } } int g() {}", "m::f,g"},
+        {"namespace /* c */ m // d\n{ int f() {} }", "m::f"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        fb_sig_list list;
+        fb_error err = {0};
+        assert_int_equal(fb_infer_cpp_qualified(rows[i].code, strlen(rows[i].code), &list, &err), 0);
+        char got[256] = "";
+        for (size_t k = 0; k < list.nfuncs; k++) {
+            if (k)
+                strncat(got, ",", sizeof got - strlen(got) - 1);
+            strncat(got, list.funcs[k].name, sizeof got - strlen(got) - 1);
+        }
+        if (strcmp(got, rows[i].want) != 0)
+            fail_msg("row %zu: want [%s] got [%s]", i, rows[i].want, got);
+        fb_sig_list_free(&list);
+    }
 }
 
 int main(void)
 {
     int failed = run_infer_tests(&suite);
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_returns), cmocka_unit_test(test_c_mode)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_returns), cmocka_unit_test(test_c_mode),
+                                       cmocka_unit_test(test_qualified_names)};
     return failed + cmocka_run_group_tests(tests, NULL, NULL);
 }

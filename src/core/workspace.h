@@ -1,0 +1,42 @@
+/* The call's files, around the sandbox run (DESIGN.md: fs/stage -> sandbox -> fs/track -> fs/sync):
+ *   prepare: decode the request's `files`, open every mount's view (fs/mountfs), note what the scratch
+ *            space starts with;
+ *   attach:  tell the sandbox spec what to place and mount;
+ *   collect: once every sandboxed process is gone, stop the mount servers and list what changed;
+ *   sync:    batch mode, after a successful call: apply the permitted changes to the host (fs/sync);
+ *   report:  the result's `files` object (and `sync`, `events`).
+ * One owner: the executor's fb_workspace, released by fb_workspace_free on every path. */
+#ifndef FB_CORE_WORKSPACE_H
+#define FB_CORE_WORKSPACE_H
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "core/request.h"
+#include "fs/change.h"
+#include "fs/mountfs.h"
+#include "fs/track.h"
+#include "sandbox/sandbox.h"
+
+typedef struct fb_workspace {
+    const fb_request *req;
+    fb_mountfs *fs[FB_SANDBOX_MAX_FUSE];
+    const char *fuse_paths[FB_SANDBOX_MAX_FUSE];
+    size_t nfs;
+    fb_sandbox_file *user_files;   /* data owned (decoded from the request) */
+    size_t nuser;
+    fb_baseline baseline;          /* what the scratch space starts with */
+    fb_change_list changes;        /* after collect */
+    json_t *sync_report;           /* after sync: {synced, failed, skipped}; NULL when nothing was synced */
+    bool synced;
+} fb_workspace;
+
+int fb_workspace_prepare(fb_workspace *ws, const fb_request *req, const fb_sandbox_limits *lim, fb_error *err);
+void fb_workspace_attach(fb_workspace *ws, fb_sandbox_spec *spec);
+int fb_workspace_collect(fb_workspace *ws, const fb_sandbox_outcome *out, fb_error *err);
+/* Applies the changes when the mount's sync mode and the call's outcome allow it. */
+int fb_workspace_sync(fb_workspace *ws, bool call_succeeded, fb_error *err);
+/* Adds `files` (and `sync`, `events`) to the result object per the request's reporting options. */
+int fb_workspace_report(const fb_workspace *ws, json_t *result, fb_error *err);
+void fb_workspace_free(fb_workspace *ws);
+
+#endif

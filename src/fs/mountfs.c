@@ -1,0 +1,1121 @@
+/* A host mount served over FUSE (see mountfs.h). The FUSE high-level API hands us paths relative to the
+ * mount root ("/a/b"); every operation is decided here, in three steps:
+ *   1. what exists: the upper layer (overlay.c) first, then the host directory, read beneath its root
+ *      only (openat2 RESOLVE_BENEATH; symlinks per security.followSymlinks) and filtered by the loading
+ *      options;
+ *   2. whether it is allowed: the mount's rules (rules.c) for read / list / create / modify / delete, at
+ *      the moment of the operation; a refusal is recorded and answered per onPermissionDenied;
+ *   3. the effect: reads come from the host or the upper layer, every change goes to the upper layer.
+ * The host is never written here. The server thread is the only one touching the state until
+ * fb_mountfs_stop joins it. */
+#define FUSE_USE_VERSION 35
+#include "fs/mountfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <fuse_lowlevel.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fs/glob.h"
+#include "fs/overlay.h"
+#include "fs/rules.h"
+
+#define MAX_EAGER_ENTRIES 1000000 /* an eager walk stops here (the rest is decided lazily) */
+
+struct fb_mountfs {
+    const fb_mount_config *cfg;
+    const fb_mount_dir *dir;
+    int root_fd;             /* O_PATH of the host directory */
+    ov_store ov;             /* the upper layer */
+    ov_store decided;        /* loading decisions for host files: mode 1 = admitted, 0 = left out */
+    uint64_t admitted_bytes; /* for maxTotalSize */
+    fb_denial_list denials;
+    fb_skipped *skipped;
+    size_t nskipped, skipped_cap;
+    struct fuse *fuse;
+    int fuse_fd;
+    int stop_fd;             /* eventfd: readable => the server loop returns */
+    pthread_t thread;
+    bool running;
+    char failure[256];
+};
+
+typedef struct handle {       /* one open file */
+    ov_entry *e;              /* the upper-layer entry (writes, or reads of changed files) */
+    int lower_fd;             /* the host file, for reads of unchanged files; -1 if none */
+    char *rel;
+    bool discard;             /* onPermissionDenied "ignore": writes vanish */
+} handle;
+
+static fb_mountfs *self(void)
+{
+    return fuse_get_context()->private_data;
+}
+
+static const char *rel_of(const char *path)
+{
+    return path[0] == '/' ? path + 1 : path;
+}
+
+static void note_failure(fb_mountfs *fs, const char *what, int e)
+{
+    if (!fs->failure[0])
+        snprintf(fs->failure, sizeof fs->failure, "%s: %s", what, strerror(e));
+}
+
+/* ---- the host side, beneath the root only ---- */
+
+static int lower_open(const fb_mountfs *fs, const char *rel, int flags)
+{
+    if (!*rel)
+        return openat(fs->root_fd, ".", flags | O_CLOEXEC);
+    /* openat2 refuses flags O_PATH does not take (EINVAL), O_NOCTTY among them */
+    int extra = (flags & O_PATH) ? O_CLOEXEC : O_CLOEXEC | O_NOCTTY;
+    struct open_how how = {.flags = (uint64_t)(flags | extra), .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+    /* "restricted": links are followed while they stay beneath the root (RESOLVE_BENEATH refuses the
+     * rest with EXDEV). Otherwise no link is followed on the host; with `true` the sandbox sees links as
+     * links and resolves them itself, inside its own view. */
+    if (fs->cfg->symlinks != FB_SYMLINKS_RESTRICTED)
+        how.resolve |= RESOLVE_NO_SYMLINKS;
+    int fd;
+    do
+        fd = (int)syscall(SYS_openat2, fs->root_fd, rel, &how, sizeof how);
+    while (fd < 0 && errno == EAGAIN);
+    return fd;
+}
+
+static int lower_lstat(const fb_mountfs *fs, const char *rel, struct stat *st)
+{
+    int flags = O_PATH | (fs->cfg->symlinks == FB_SYMLINKS_RESTRICTED ? 0 : O_NOFOLLOW);
+    int fd = lower_open(fs, rel, flags);
+    if (fd < 0)
+        return -ENOENT; /* ELOOP / EXDEV (a link leading out) read as absent */
+    int rc = fstat(fd, st) < 0 ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+static int add_skipped(fb_mountfs *fs, const char *rel, const char *reason, uint64_t size)
+{
+    if (fs->nskipped == fs->skipped_cap) {
+        size_t ncap = fs->skipped_cap ? fs->skipped_cap * 2 : 16;
+        fb_skipped *nv = reallocarray(fs->skipped, ncap, sizeof *nv);
+        if (!nv)
+            return -ENOMEM;
+        fs->skipped = nv;
+        fs->skipped_cap = ncap;
+    }
+    char *p = NULL;
+    if (asprintf(&p, "%s%s%s", fs->dir->virtual_path, *rel ? "/" : "", rel) < 0)
+        return -ENOMEM;
+    fs->skipped[fs->nskipped++] = (fb_skipped){.path = p, .reason = reason, .size = size};
+    return 0;
+}
+
+static bool included(const fb_mountfs *fs, const char *rel)
+{
+    for (size_t i = 0; i < fs->cfg->ninclude; i++)
+        if (fb_glob_match(fs->cfg->include[i], rel))
+            return true;
+    return false;
+}
+
+/* Whether the loading options let the function see the host file rel (size from st). Decisions are
+ * remembered so that a file does not come and go during a call. */
+static bool admitted(fb_mountfs *fs, const char *rel, const struct stat *st)
+{
+    if (S_ISLNK(st->st_mode) && fs->cfg->symlinks == FB_SYMLINKS_NO) {
+        if (!ov_find(&fs->decided, rel)) {
+            ov_entry *d = ov_put(&fs->decided, rel, OV_FILE, 0);
+            if (d)
+                (void)add_skipped(fs, rel, "symlink", 0);
+        }
+        return false;
+    }
+    if (!S_ISREG(st->st_mode))
+        return S_ISDIR(st->st_mode) || S_ISLNK(st->st_mode);
+    if (fs->cfg->load == FB_LOAD_EXPLICIT && !included(fs, rel))
+        return false;
+    if (!fs->cfg->max_file_size && !fs->cfg->max_total_size)
+        return true;
+    ov_entry *d = ov_find(&fs->decided, rel);
+    if (d)
+        return d->mode == 1;
+    const char *reason = NULL;
+    uint64_t size = (uint64_t)st->st_size;
+    if (fs->cfg->max_file_size && size > fs->cfg->max_file_size)
+        reason = "maxFileSize";
+    else if (fs->cfg->max_total_size && fs->admitted_bytes + size > fs->cfg->max_total_size)
+        reason = "maxTotalSize";
+    d = ov_put(&fs->decided, rel, OV_FILE, reason ? 0 : 1);
+    if (!d)
+        return false;
+    if (reason)
+        (void)add_skipped(fs, rel, reason, size);
+    else
+        fs->admitted_bytes += size;
+    return !reason;
+}
+
+/* The host entry at rel as the function sees it: 0 and *st, or -ENOENT. */
+static int lower_visible(fb_mountfs *fs, const char *rel, struct stat *st)
+{
+    if (ov_hides_lower(&fs->ov, rel))
+        return -ENOENT;
+    if (lower_lstat(fs, rel, st) < 0)
+        return -ENOENT;
+    return admitted(fs, rel, st) ? 0 : -ENOENT;
+}
+
+/* Whether the host has an entry at rel that the view still shows (not deleted or covered in this call). */
+static bool host_has(const fb_mountfs *fs, const char *rel)
+{
+    struct stat st;
+    return !ov_hides_lower(&fs->ov, rel) && lower_lstat(fs, rel, &st) == 0;
+}
+
+/* ---- permissions ---- */
+
+typedef enum { DENY_NONE, DENY_THROW, DENY_IGNORE, DENY_VIRTUAL } verdict;
+
+static verdict check(fb_mountfs *fs, const char *rel, fb_op op)
+{
+    const char *rule = NULL;
+    if (fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel, op, &rule))
+        return DENY_NONE;
+    char *vpath = NULL;
+    if (asprintf(&vpath, "%s%s%s", fs->dir->virtual_path, *rel ? "/" : "", rel) >= 0) {
+        fb_error err = {0};
+        if (fb_denial_add(&fs->denials, vpath, fb_op_name(op), rule, &err) < 0)
+            note_failure(fs, "recording a denial", ENOMEM);
+        free(vpath);
+    }
+    /* Reads and listings have no "pretend" form: they are refused whatever the mode. */
+    if (op == FB_OP_READ || op == FB_OP_LIST || fs->cfg->on_denied == FB_DENIED_THROW)
+        return DENY_THROW;
+    return fs->cfg->on_denied == FB_DENIED_IGNORE ? DENY_IGNORE : DENY_VIRTUAL;
+}
+
+/* ---- attributes ---- */
+
+static void fill_owner(struct stat *st)
+{
+    const struct fuse_context *c = fuse_get_context();
+    st->st_uid = c->uid; /* everything looks like the function's own: it is, for this call */
+    st->st_gid = c->gid;
+}
+
+static void stat_of_entry(const ov_entry *e, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    mode_t type = e->kind == OV_DIR ? S_IFDIR : e->kind == OV_SYMLINK ? S_IFLNK : S_IFREG;
+    st->st_mode = type | (e->mode & 07777);
+    st->st_nlink = e->kind == OV_DIR ? 2 : 1;
+    st->st_size = (off_t)e->len;
+    st->st_blksize = 4096;
+    st->st_blocks = (blkcnt_t)((e->len + 511) / 512);
+    st->st_mtim = st->st_ctim = st->st_atim = e->mtime;
+    fill_owner(st);
+}
+
+/* Looks rel up in the merged view: 1 with *e for an upper entry, 0 with *st for a host entry, -ENOENT. */
+static int resolve(fb_mountfs *fs, const char *rel, ov_entry **e, struct stat *st)
+{
+    *e = ov_find(&fs->ov, rel);
+    if (*e)
+        return (*e)->kind == OV_WHITEOUT ? -ENOENT : 1;
+    return lower_visible(fs, rel, st);
+}
+
+static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+    fb_mountfs *fs = self();
+    ov_entry *e;
+    int rc = resolve(fs, rel_of(path), &e, st);
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        stat_of_entry(e, st);
+        return 0;
+    }
+    st->st_mode &= S_IFMT | 0777; /* no setuid/setgid/sticky from the host */
+    st->st_nlink = S_ISDIR(st->st_mode) ? 2 : 1;
+    fill_owner(st);
+    return 0;
+}
+
+static int fs_access(const char *path, int mask)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    ov_entry *e;
+    struct stat st;
+    int rc = resolve(fs, rel, &e, &st);
+    if (rc < 0)
+        return rc;
+    bool dir = rc == 1 ? e->kind == OV_DIR : S_ISDIR(st.st_mode);
+    mode_t mode = rc == 1 ? e->mode : st.st_mode;
+    const char *rule;
+    /* access(2) is a question, not an operation: answer from the rules without recording a denial. */
+    if ((mask & R_OK) && !fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel,
+                                          dir ? FB_OP_LIST : FB_OP_READ, &rule))
+        return -EACCES;
+    if ((mask & W_OK) && !fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel,
+                                          dir ? FB_OP_CREATE : FB_OP_MODIFY, &rule))
+        return -EACCES;
+    if ((mask & X_OK) && !dir && !(mode & 0111))
+        return -EACCES;
+    return 0;
+}
+
+/* ---- reading ---- */
+
+static int fs_readlink(const char *path, char *buf, size_t size)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    ov_entry *e;
+    struct stat st;
+    int rc = resolve(fs, rel, &e, &st);
+    if (rc < 0)
+        return rc;
+    if (size == 0)
+        return -EINVAL;
+    if (rc == 1) {
+        if (e->kind != OV_SYMLINK)
+            return -EINVAL;
+        size_t n = e->len < size - 1 ? e->len : size - 1;
+        memcpy(buf, e->data, n);
+        buf[n] = '\0';
+        return 0;
+    }
+    if (!S_ISLNK(st.st_mode))
+        return -EINVAL;
+    int fd = lower_open(fs, rel, O_PATH | O_NOFOLLOW);
+    if (fd < 0)
+        return -ENOENT;
+    ssize_t n = readlinkat(fd, "", buf, size - 1);
+    int saved = errno;
+    close(fd);
+    if (n < 0)
+        return -saved;
+    buf[n] = '\0';
+    return 0;
+}
+
+static int fs_opendir(const char *path, struct fuse_file_info *fi)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    ov_entry *e;
+    struct stat st;
+    int rc = resolve(fs, rel, &e, &st);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 ? e->kind != OV_DIR : !S_ISDIR(st.st_mode))
+        return -ENOTDIR;
+    return check(fs, rel, FB_OP_LIST) == DENY_NONE ? 0 : -EACCES;
+}
+
+static void child_rel(char *out, size_t cap, const char *dir, const char *name)
+{
+    snprintf(out, cap, "%s%s%s", dir, *dir ? "/" : "", name);
+}
+
+static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off, struct fuse_file_info *fi,
+                      enum fuse_readdir_flags flags)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    char crel[PATH_MAX];
+    filler(buf, ".", NULL, 0, 0);
+    filler(buf, "..", NULL, 0, 0);
+    if (!ov_hides_lower(&fs->ov, rel)) {
+        int fd = lower_open(fs, rel, O_RDONLY | O_DIRECTORY);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d && fd >= 0)
+            close(fd);
+        for (struct dirent *de = d ? readdir(d) : NULL; de; de = readdir(d)) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                continue;
+            child_rel(crel, sizeof crel, rel, de->d_name);
+            struct stat st;
+            if (ov_find(&fs->ov, crel) || lower_visible(fs, crel, &st) < 0)
+                continue; /* upper entries are listed below; invisible ones not at all */
+            filler(buf, de->d_name, NULL, 0, 0);
+        }
+        if (d)
+            closedir(d);
+    }
+    for (size_t i = ov_children_start(&fs->ov, rel); i < fs->ov.n; i++) {
+        bool direct;
+        const ov_entry *e = fs->ov.v[i];
+        if (!ov_in_dir(e, rel, &direct))
+            break;
+        if (direct && e->kind != OV_WHITEOUT)
+            filler(buf, strrchr(e->rel, '/') ? strrchr(e->rel, '/') + 1 : e->rel, NULL, 0, 0);
+    }
+    return 0;
+}
+
+/* ---- opening, with copy-up on the first write ---- */
+
+static int read_lower_all(fb_mountfs *fs, const char *rel, ov_entry *e)
+{
+    int fd = lower_open(fs, rel, O_RDONLY);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    char chunk[65536];
+    off_t off = 0;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : 0;
+            break;
+        }
+        rc = ov_write(&fs->ov, e, chunk, (size_t)n, off);
+        if (rc < 0)
+            break;
+        off += n;
+    }
+    close(fd);
+    return rc < 0 ? rc : 0;
+}
+
+/* The upper entry for a host file about to change: a full copy of it, same mode. */
+static int copy_up(fb_mountfs *fs, const char *rel, const struct stat *st, ov_entry **out)
+{
+    ov_entry *e = ov_put(&fs->ov, rel, OV_FILE, st->st_mode & 0777);
+    if (!e)
+        return -ENOMEM;
+    int rc = read_lower_all(fs, rel, e);
+    if (rc < 0) {
+        ov_remove(&fs->ov, rel);
+        return rc;
+    }
+    e->mtime = st->st_mtim;
+    *out = e;
+    return 0;
+}
+
+static int new_handle(ov_entry *e, int lower_fd, const char *rel, bool discard, struct fuse_file_info *fi)
+{
+    handle *h = calloc(1, sizeof *h);
+    if (!h || !(h->rel = strdup(rel))) {
+        free(h);
+        if (lower_fd >= 0)
+            close(lower_fd);
+        return -ENOMEM;
+    }
+    h->e = e;
+    h->lower_fd = lower_fd;
+    h->discard = discard;
+    if (e)
+        ov_hold(e);
+    fi->fh = (uint64_t)(uintptr_t)h;
+    return 0;
+}
+
+static int fs_open(const char *path, struct fuse_file_info *fi)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    ov_entry *e;
+    struct stat st;
+    int rc = resolve(fs, rel, &e, &st);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 ? e->kind == OV_DIR : S_ISDIR(st.st_mode))
+        return -EISDIR;
+    int acc = fi->flags & O_ACCMODE;
+    bool wants_write = acc != O_RDONLY || (fi->flags & O_TRUNC);
+    if (acc != O_WRONLY && check(fs, rel, FB_OP_READ) != DENY_NONE)
+        return -EACCES;
+    if (!wants_write) {
+        if (rc == 1)
+            return new_handle(e, -1, rel, false, fi);
+        int fd = lower_open(fs, rel, O_RDONLY);
+        return fd < 0 ? -errno : new_handle(NULL, fd, rel, false, fi);
+    }
+    /* Rewriting a file this call created is part of creating it: the host only ever sees the result. */
+    verdict v = check(fs, rel, rc == 1 && !host_has(fs, rel) ? FB_OP_CREATE : FB_OP_MODIFY);
+    if (v == DENY_THROW)
+        return -EACCES;
+    if (v == DENY_IGNORE) /* the writes go nowhere; reads still see the file as it is */
+        return new_handle(rc == 1 ? e : NULL, rc == 1 ? -1 : lower_open(fs, rel, O_RDONLY), rel, true, fi);
+    if (rc == 0 && (rc = copy_up(fs, rel, &st, &e)) < 0)
+        return rc;
+    if (v == DENY_VIRTUAL)
+        e->unreported = true;
+    if ((fi->flags & O_TRUNC) && (rc = ov_truncate(&fs->ov, e, 0)) < 0)
+        return rc;
+    return new_handle(e, -1, rel, false, fi);
+}
+
+static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    ov_entry *e;
+    struct stat st;
+    if (resolve(fs, rel, &e, &st) >= 0) { /* it appeared meanwhile: an ordinary open */
+        if (fi->flags & O_EXCL)
+            return -EEXIST;
+        return fs_open(path, fi);
+    }
+    verdict v = check(fs, rel, FB_OP_CREATE);
+    if (v == DENY_THROW)
+        return -EACCES;
+    e = ov_put(&fs->ov, rel, OV_FILE, mode & 0777);
+    if (!e)
+        return -ENOMEM;
+    e->unreported = v != DENY_NONE;
+    e->ghost = v == DENY_IGNORE; /* gone with its last handle: "the file is absent afterwards" */
+    return new_handle(e, -1, rel, v == DENY_IGNORE, fi);
+}
+
+static int fs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    fb_mountfs *fs = self();
+    handle *h = (handle *)(uintptr_t)fi->fh;
+    ov_entry *e = h->e;
+    if (!e) { /* opened from the host: follow a copy made since by another handle */
+        e = ov_find(&fs->ov, h->rel);
+        if (e && e->kind != OV_FILE)
+            e = NULL;
+    }
+    if (e) {
+        if (off < 0 || (size_t)off >= e->len)
+            return 0;
+        size_t n = e->len - (size_t)off < size ? e->len - (size_t)off : size;
+        memcpy(buf, e->data + off, n);
+        return (int)n;
+    }
+    if (h->lower_fd < 0)
+        return 0;
+    ssize_t n = pread(h->lower_fd, buf, size, off);
+    return n < 0 ? -errno : (int)n;
+}
+
+static int fs_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    fb_mountfs *fs = self();
+    handle *h = (handle *)(uintptr_t)fi->fh;
+    if (h->discard || !h->e)
+        return (int)size;
+    return ov_write(&fs->ov, h->e, buf, size, off);
+}
+
+static int fs_release(const char *path, struct fuse_file_info *fi)
+{
+    fb_mountfs *fs = self();
+    handle *h = (handle *)(uintptr_t)fi->fh;
+    if (h->e)
+        ov_release(&fs->ov, h->e);
+    if (h->lower_fd >= 0)
+        close(h->lower_fd);
+    free(h->rel);
+    free(h);
+    return 0;
+}
+
+static int fs_flush(const char *path, struct fuse_file_info *fi)
+{
+    return 0;
+}
+
+static int fs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+    return 0;
+}
+
+/* ---- changing the tree ---- */
+
+/* The upper entry of rel for an in-place change (truncate, chmod): copied up if needed.
+ * 1 = go on with *e, 0 = pretend it worked (ignore), <0 = error. */
+static int entry_for_change(fb_mountfs *fs, const char *rel, ov_entry **e)
+{
+    struct stat st;
+    int rc = resolve(fs, rel, e, &st);
+    if (rc < 0)
+        return rc;
+    verdict v = check(fs, rel, rc == 1 && !host_has(fs, rel) ? FB_OP_CREATE : FB_OP_MODIFY);
+    if (v == DENY_THROW)
+        return -EACCES;
+    if (v == DENY_IGNORE)
+        return 0;
+    if (rc == 0 && S_ISDIR(st.st_mode)) {
+        *e = ov_put(&fs->ov, rel, OV_DIR, st.st_mode & 0777);
+        if (!*e)
+            return -ENOMEM;
+    } else if (rc == 0 && (rc = copy_up(fs, rel, &st, e)) < 0) {
+        return rc;
+    }
+    if (v == DENY_VIRTUAL)
+        (*e)->unreported = true;
+    return 1;
+}
+
+static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+    fb_mountfs *fs = self();
+    handle *h = fi ? (handle *)(uintptr_t)fi->fh : NULL;
+    if (h && (h->discard || !h->e))
+        return 0;
+    if (h)
+        return ov_truncate(&fs->ov, h->e, size);
+    ov_entry *e;
+    int rc = entry_for_change(fs, rel_of(path), &e);
+    if (rc <= 0)
+        return rc;
+    return e->kind == OV_FILE ? ov_truncate(&fs->ov, e, size) : -EISDIR;
+}
+
+static int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+    fb_mountfs *fs = self();
+    ov_entry *e;
+    int rc = entry_for_change(fs, rel_of(path), &e);
+    if (rc <= 0)
+        return rc;
+    e->mode = mode & 0777; /* never setuid, setgid or sticky */
+    return 0;
+}
+
+static int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+    return -EPERM; /* one user in the sandbox; host ownership is never the function's to change */
+}
+
+static int fs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    ov_entry *e;
+    struct stat st;
+    int rc = resolve(fs, rel, &e, &st);
+    if (rc < 0)
+        return rc;
+    if (check(fs, rel, FB_OP_MODIFY) == DENY_THROW)
+        return -EACCES;
+    /* Times alone are not a change worth syncing: only an upper entry keeps them. */
+    if (rc == 1 && tv[1].tv_nsec != UTIME_OMIT)
+        clock_gettime(CLOCK_REALTIME, &e->mtime);
+    return 0;
+}
+
+static int fs_mkdir(const char *path, mode_t mode)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    ov_entry *e;
+    struct stat st;
+    if (resolve(fs, rel, &e, &st) >= 0)
+        return -EEXIST;
+    verdict v = check(fs, rel, FB_OP_CREATE);
+    if (v == DENY_THROW)
+        return -EACCES;
+    ov_entry *old = ov_find(&fs->ov, rel);
+    bool was_deleted = old && old->kind == OV_WHITEOUT;
+    e = ov_put(&fs->ov, rel, OV_DIR, mode & 0777);
+    if (!e)
+        return -ENOMEM;
+    e->opaque = was_deleted; /* the host directory's old entries stay deleted */
+    /* A directory cannot be a ghost (the kernel looks it up right after mkdir): under "ignore" it
+     * behaves as under "virtual": it exists in the sandbox, is never reported or synced. */
+    e->unreported = v != DENY_NONE;
+    return 0;
+}
+
+/* Removes rel from the merged view: the upper entry goes, a host entry is covered by a whiteout. */
+static int remove_entry(fb_mountfs *fs, const char *rel, bool unreported)
+{
+    ov_entry *e = ov_find(&fs->ov, rel);
+    struct stat st;
+    bool on_host = !ov_hides_lower(&fs->ov, rel) && lower_lstat(fs, rel, &st) == 0 && (!e || !e->opaque);
+    if (e && e->kind == OV_DIR && e->opaque)
+        on_host = true; /* keep covering the host directory deleted before */
+    ov_remove(&fs->ov, rel);
+    if (!on_host)
+        return 0;
+    ov_entry *w = ov_put(&fs->ov, rel, OV_WHITEOUT, 0);
+    if (!w)
+        return -ENOMEM;
+    w->unreported = unreported;
+    return 0;
+}
+
+static int fs_unlink(const char *path)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    ov_entry *e;
+    struct stat st;
+    int rc = resolve(fs, rel, &e, &st);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 ? e->kind == OV_DIR : S_ISDIR(st.st_mode))
+        return -EISDIR;
+    /* Removing what this call created touches nothing on the host: no delete permission needed. */
+    verdict v = host_has(fs, rel) ? check(fs, rel, FB_OP_DELETE) : DENY_NONE;
+    if (v == DENY_THROW)
+        return -EACCES;
+    if (v == DENY_IGNORE)
+        return 0;
+    return remove_entry(fs, rel, v == DENY_VIRTUAL);
+}
+
+static bool dir_is_empty(fb_mountfs *fs, const char *rel)
+{
+    for (size_t i = ov_children_start(&fs->ov, rel); i < fs->ov.n; i++) {
+        bool direct;
+        const ov_entry *e = fs->ov.v[i];
+        if (!ov_in_dir(e, rel, &direct))
+            break;
+        if (direct && e->kind != OV_WHITEOUT)
+            return false;
+    }
+    if (ov_hides_lower(&fs->ov, rel))
+        return true;
+    int fd = lower_open(fs, rel, O_RDONLY | O_DIRECTORY);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return true;
+    }
+    bool empty = true;
+    char crel[PATH_MAX];
+    for (struct dirent *de = readdir(d); de && empty; de = readdir(d)) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        child_rel(crel, sizeof crel, rel, de->d_name);
+        struct stat st;
+        if (!ov_find(&fs->ov, crel) && lower_visible(fs, crel, &st) == 0)
+            empty = false;
+    }
+    closedir(d);
+    return empty;
+}
+
+static int fs_rmdir(const char *path)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    ov_entry *e;
+    struct stat st;
+    int rc = resolve(fs, rel, &e, &st);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 ? e->kind != OV_DIR : !S_ISDIR(st.st_mode))
+        return -ENOTDIR;
+    if (!*rel)
+        return -EBUSY;
+    if (!dir_is_empty(fs, rel))
+        return -ENOTEMPTY;
+    verdict v = host_has(fs, rel) ? check(fs, rel, FB_OP_DELETE) : DENY_NONE;
+    if (v == DENY_THROW)
+        return -EACCES;
+    if (v == DENY_IGNORE)
+        return 0;
+    return remove_entry(fs, rel, v == DENY_VIRTUAL);
+}
+
+static int fs_symlink(const char *target, const char *path)
+{
+    fb_mountfs *fs = self();
+    const char *rel = rel_of(path);
+    ov_entry *e;
+    struct stat st;
+    if (resolve(fs, rel, &e, &st) >= 0)
+        return -EEXIST;
+    if (fs->cfg->symlinks == FB_SYMLINKS_NO)
+        return -EPERM; /* security.followSymlinks false: no links in mounts, neither read nor made */
+    verdict v = check(fs, rel, FB_OP_CREATE);
+    if (v == DENY_THROW)
+        return -EACCES;
+    if (v == DENY_IGNORE)
+        return 0;
+    e = ov_put(&fs->ov, rel, OV_SYMLINK, 0777);
+    if (!e)
+        return -ENOMEM;
+    e->unreported = v == DENY_VIRTUAL;
+    return ov_set_data(&fs->ov, e, target, strlen(target));
+}
+
+static int fs_link(const char *from, const char *to)
+{
+    return -EPERM; /* hard links would let one name's permissions leak to another */
+}
+
+static int fs_rename(const char *from, const char *to, unsigned int flags)
+{
+    fb_mountfs *fs = self();
+    const char *rfrom = rel_of(from), *rto = rel_of(to);
+    ov_entry *e, *te;
+    struct stat st, tst;
+    int rc = resolve(fs, rfrom, &e, &st);
+    if (rc < 0)
+        return rc;
+    if (flags & RENAME_EXCHANGE)
+        return -EINVAL;
+    int trc = resolve(fs, rto, &te, &tst);
+    if (trc >= 0 && (flags & RENAME_NOREPLACE))
+        return -EEXIST;
+    /* Directories are not moved (their host contents would have to move too): EXDEV makes mv and
+     * shutil.move copy and delete instead, each step checked on its own. */
+    if ((rc == 1 ? e->kind == OV_DIR : S_ISDIR(st.st_mode)) || (trc >= 0 && (trc == 1 ? te->kind == OV_DIR
+                                                                                       : S_ISDIR(tst.st_mode))))
+        return -EXDEV;
+    verdict vd = host_has(fs, rfrom) ? check(fs, rfrom, FB_OP_DELETE) : DENY_NONE;
+    if (vd == DENY_THROW)
+        return -EACCES;
+    verdict vc = check(fs, rto, trc >= 0 && host_has(fs, rto) ? FB_OP_MODIFY : FB_OP_CREATE);
+    if (vc == DENY_THROW)
+        return -EACCES;
+    if (vd == DENY_IGNORE || vc == DENY_IGNORE)
+        return 0;
+    if (rc == 0 && (rc = copy_up(fs, rfrom, &st, &e)) < 0)
+        return rc;
+    bool host_source = !ov_hides_lower(&fs->ov, rfrom) && lower_lstat(fs, rfrom, &st) == 0;
+    if ((rc = ov_rename(&fs->ov, rfrom, rto)) < 0)
+        return rc;
+    e = ov_find(&fs->ov, rto);
+    if (e && vc == DENY_VIRTUAL)
+        e->unreported = true;
+    if (host_source) {
+        ov_entry *w = ov_put(&fs->ov, rfrom, OV_WHITEOUT, 0);
+        if (!w)
+            return -ENOMEM;
+        w->unreported = vd == DENY_VIRTUAL;
+    }
+    return 0;
+}
+
+static int fs_statfs(const char *path, struct statvfs *sv)
+{
+    fb_mountfs *fs = self();
+    memset(sv, 0, sizeof *sv);
+    sv->f_bsize = sv->f_frsize = 4096;
+    uint64_t cap = fs->ov.max_bytes ? fs->ov.max_bytes : (uint64_t)1 << 40;
+    sv->f_blocks = cap / 4096;
+    sv->f_bfree = sv->f_bavail = (cap - (fs->ov.bytes < cap ? fs->ov.bytes : cap)) / 4096;
+    sv->f_files = sv->f_ffree = sv->f_favail = 1000000;
+    sv->f_namemax = 255;
+    return 0;
+}
+
+static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+    cfg->hard_remove = 1;      /* no .fuse_hidden files for unlinked open files */
+    cfg->use_ino = 0;
+    cfg->entry_timeout = 1.0;  /* every change goes through us, so the kernel's caches stay right */
+    cfg->attr_timeout = 1.0;
+    cfg->negative_timeout = 0; /* but a file may appear (create under "ignore" ends): do not cache absence */
+    return fuse_get_context()->private_data;
+}
+
+static const struct fuse_operations k_ops = {
+    .init = fs_init, .getattr = fs_getattr, .access = fs_access, .readlink = fs_readlink,
+    .opendir = fs_opendir, .readdir = fs_readdir, .open = fs_open, .create = fs_create, .read = fs_read,
+    .write = fs_write, .release = fs_release, .flush = fs_flush, .fsync = fs_fsync,
+    .truncate = fs_truncate, .chmod = fs_chmod, .chown = fs_chown, .utimens = fs_utimens,
+    .mkdir = fs_mkdir, .unlink = fs_unlink, .rmdir = fs_rmdir, .symlink = fs_symlink, .link = fs_link,
+    .rename = fs_rename, .statfs = fs_statfs,
+};
+
+/* ---- life cycle ---- */
+
+static int eager_walk(fb_mountfs *fs, const char *rel, size_t *budget)
+{
+    int fd = lower_open(fs, rel, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return 0;
+    struct dirent **names = NULL;
+    /* scandirat sorts, so that which files the size limits leave out does not depend on disk order */
+    int n = scandirat(fd, ".", &names, NULL, alphasort);
+    close(fd);
+    if (n < 0)
+        return 0;
+    char crel[PATH_MAX];
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        if (strcmp(name, ".") && strcmp(name, "..") && *budget > 0) {
+            (*budget)--;
+            child_rel(crel, sizeof crel, rel, name);
+            struct stat st;
+            if (lower_visible(fs, crel, &st) == 0 && S_ISDIR(st.st_mode) &&
+                fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, crel, FB_OP_LIST, NULL))
+                eager_walk(fs, crel, budget);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return 0;
+}
+
+int fb_mountfs_open(const fb_mount_config *cfg, const fb_mount_dir *dir, uint64_t max_upper_bytes,
+                    fb_mountfs **out, fb_error *err)
+{
+    fb_mountfs *fs = calloc(1, sizeof *fs);
+    if (!fs)
+        return fb_set_error(err, "OutOfMemory", ENOMEM, "mount %s", dir->virtual_path);
+    fs->cfg = cfg;
+    fs->dir = dir;
+    fs->fuse_fd = fs->stop_fd = fs->root_fd = -1;
+    fs->ov.max_bytes = max_upper_bytes;
+    fs->root_fd = open(dir->host_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fs->root_fd < 0) {
+        fb_set_error(err, "InvalidRequest", errno, "mount.dirs[\"%s\"]: cannot open host directory %s",
+                     dir->virtual_path, dir->host_path);
+        goto fail;
+    }
+    fs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fs->stop_fd < 0) {
+        fb_set_error(err, "SandboxSetupFailed", errno, "mount %s: eventfd", dir->virtual_path);
+        goto fail;
+    }
+    if (cfg->load == FB_LOAD_EAGER && (cfg->max_file_size || cfg->max_total_size)) {
+        size_t budget = MAX_EAGER_ENTRIES;
+        eager_walk(fs, "", &budget);
+    }
+    *out = fs;
+    return 0;
+fail:
+    fb_mountfs_free(fs);
+    return -1;
+}
+
+int fb_mountfs_add_file(fb_mountfs *fs, const char *rel, const void *data, size_t len, fb_error *err)
+{
+    ov_entry *e = ov_put(&fs->ov, rel, OV_FILE, 0644);
+    if (!e || ov_set_data(&fs->ov, e, data, len) < 0)
+        return fb_set_error(err, "InvalidRequest", ENOSPC, "files: %s/%s does not fit in the mount's limit",
+                            fs->dir->virtual_path, rel);
+    e->baseline = true;
+    if (len && !(e->baseline_data = malloc(len)))
+        return fb_set_error(err, "OutOfMemory", ENOMEM, "files: %s/%s", fs->dir->virtual_path, rel);
+    if (len)
+        memcpy(e->baseline_data, data, len);
+    e->baseline_len = len;
+    /* its parent directories exist in the view too */
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", rel);
+    for (char *slash = strrchr(buf, '/'); slash; slash = strrchr(buf, '/')) {
+        *slash = '\0';
+        struct stat st;
+        if (ov_find(&fs->ov, buf) || lower_lstat(fs, buf, &st) == 0)
+            break;
+        ov_entry *d = ov_put(&fs->ov, buf, OV_DIR, 0755);
+        if (!d)
+            return fb_set_error(err, "OutOfMemory", ENOMEM, "files: %s/%s", fs->dir->virtual_path, buf);
+        d->baseline = true;
+    }
+    return 0;
+}
+
+static void *serve_loop(void *arg)
+{
+    fb_mountfs *fs = arg;
+    struct fuse_session *se = fuse_get_session(fs->fuse);
+    struct fuse_buf buf = {.mem = NULL};
+    struct pollfd p[2] = {{.fd = fuse_session_fd(se), .events = POLLIN}, {.fd = fs->stop_fd, .events = POLLIN}};
+    while (!fuse_session_exited(se)) {
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            note_failure(fs, "poll", errno);
+            break;
+        }
+        if (p[1].revents)
+            break;
+        int n = fuse_session_receive_buf(se, &buf);
+        if (n == -EINTR || n == -EAGAIN)
+            continue;
+        if (n <= 0) /* -ENODEV: the sandbox is gone and its mount with it */
+            break;
+        fuse_session_process_buf(se, &buf);
+    }
+    free(buf.mem);
+    return NULL;
+}
+
+int fb_mountfs_serve(fb_mountfs *fs, int fuse_fd, fb_error *err)
+{
+    char *argv[] = {"fnbox-mount", NULL};
+    struct fuse_args args = FUSE_ARGS_INIT(1, argv);
+    char mnt[32];
+    fs->fuse_fd = fuse_fd;
+    fs->fuse = fuse_new(&args, &k_ops, sizeof k_ops, fs);
+    fuse_opt_free_args(&args); /* fuse_new may have made its own copy of argv */
+    if (!fs->fuse)
+        return fb_set_error(err, "SandboxSetupFailed", 0, "mount %s: fuse_new failed", fs->dir->virtual_path);
+    /* "/dev/fd/N" tells libfuse the connection is already mounted (by the sandbox, in its namespace) */
+    snprintf(mnt, sizeof mnt, "/dev/fd/%d", fuse_fd);
+    if (fuse_mount(fs->fuse, mnt) != 0)
+        return fb_set_error(err, "SandboxSetupFailed", 0, "mount %s: fuse_mount(%s) failed",
+                            fs->dir->virtual_path, mnt);
+    fs->fuse_fd = -1; /* the session owns it now */
+    int rc = pthread_create(&fs->thread, NULL, serve_loop, fs);
+    if (rc != 0)
+        return fb_set_error(err, "SandboxSetupFailed", rc, "mount %s: starting the server thread",
+                            fs->dir->virtual_path);
+    fs->running = true;
+    return 0;
+}
+
+void fb_mountfs_stop(fb_mountfs *fs)
+{
+    if (!fs || !fs->running)
+        return;
+    uint64_t one = 1;
+    if (write(fs->stop_fd, &one, sizeof one) < 0)
+        note_failure(fs, "stopping the server", errno);
+    pthread_join(fs->thread, NULL);
+    fs->running = false;
+}
+
+/* ---- the change list ---- */
+
+static int same_as_host(fb_mountfs *fs, const ov_entry *e, const struct stat *st, bool *same)
+{
+    *same = false;
+    if (e->kind == OV_DIR) {
+        *same = S_ISDIR(st->st_mode);
+        return 0;
+    }
+    if (e->kind == OV_SYMLINK) {
+        char target[PATH_MAX];
+        int fd = S_ISLNK(st->st_mode) ? lower_open(fs, e->rel, O_PATH | O_NOFOLLOW) : -1;
+        ssize_t n = fd >= 0 ? readlinkat(fd, "", target, sizeof target) : -1;
+        if (fd >= 0)
+            close(fd);
+        *same = n >= 0 && (size_t)n == e->len && memcmp(target, e->data, e->len) == 0;
+        return 0;
+    }
+    if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size != e->len || (st->st_mode & 0777) != (e->mode & 0777))
+        return 0;
+    int fd = lower_open(fs, e->rel, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    char chunk[65536];
+    size_t off = 0;
+    bool eq = true;
+    for (;;) {
+        ssize_t n = pread(fd, chunk, sizeof chunk, (off_t)off);
+        if (n <= 0 || off + (size_t)n > e->len || memcmp(chunk, e->data + off, (size_t)n) != 0) {
+            eq = n == 0 && off == e->len;
+            break;
+        }
+        off += (size_t)n;
+    }
+    close(fd);
+    *same = eq;
+    return 0;
+}
+
+static fb_file_type type_of_stat(const struct stat *st)
+{
+    return S_ISDIR(st->st_mode) ? FB_FILE_DIRECTORY : S_ISLNK(st->st_mode) ? FB_FILE_SYMLINK : FB_FILE_REGULAR;
+}
+
+static int change_of(fb_mountfs *fs, const ov_entry *e, bool with_content, fb_change_list *out, fb_error *err)
+{
+    char vpath[PATH_MAX + 256];
+    snprintf(vpath, sizeof vpath, "%s%s%s", fs->dir->virtual_path, *e->rel ? "/" : "", e->rel);
+    struct stat st;
+    /* The host as it is now, beneath the root; deletions hide nothing from this question. */
+    bool on_host = lower_lstat(fs, e->rel, &st) == 0;
+    if (e->kind == OV_WHITEOUT)
+        return on_host ? fb_change_add(out, FB_CHANGE_DELETED, type_of_stat(&st), vpath,
+                                       S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, 0, NULL, 0, false, err)
+                       : 0;
+    if (e->baseline && e->kind == OV_FILE && e->len == e->baseline_len &&
+        (e->len == 0 || memcmp(e->data, e->baseline_data, e->len) == 0))
+        return 0; /* a request file the function left alone */
+    if (e->baseline && e->kind == OV_DIR)
+        return 0;
+    bool same = false;
+    if (on_host && same_as_host(fs, e, &st, &same) < 0)
+        return -1;
+    if (same)
+        return 0;
+    fb_file_type t = e->kind == OV_DIR ? FB_FILE_DIRECTORY : e->kind == OV_SYMLINK ? FB_FILE_SYMLINK
+                                                                                    : FB_FILE_REGULAR;
+    unsigned char *content = NULL;
+    bool keep = with_content && e->kind != OV_DIR;
+    if (keep && e->len && !(content = malloc(e->len)))
+        return fb_set_error(err, "OutOfMemory", ENOMEM, "change of %s", vpath);
+    if (content)
+        memcpy(content, e->data, e->len);
+    return fb_change_add(out, on_host ? FB_CHANGE_MODIFIED : FB_CHANGE_CREATED, t, vpath,
+                         e->kind == OV_DIR ? 0 : e->len, e->mode, content, keep ? e->len : 0, keep, err);
+}
+
+int fb_mountfs_changes(fb_mountfs *fs, bool with_content, fb_change_list *out, fb_error *err)
+{
+    for (size_t i = 0; i < fs->ov.n; i++) {
+        const ov_entry *e = fs->ov.v[i];
+        if (e->unreported || e->ghost || !*e->rel)
+            continue;
+        if (change_of(fs, e, with_content, out, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+const fb_denial_list *fb_mountfs_denials(const fb_mountfs *fs)
+{
+    return &fs->denials;
+}
+
+const fb_skipped *fb_mountfs_skipped(const fb_mountfs *fs, size_t *n)
+{
+    *n = fs->nskipped;
+    return fs->skipped;
+}
+
+const char *fb_mountfs_failure(const fb_mountfs *fs)
+{
+    return fs->failure[0] ? fs->failure : NULL;
+}
+
+void fb_mountfs_free(fb_mountfs *fs)
+{
+    if (!fs)
+        return;
+    fb_mountfs_stop(fs);
+    if (fs->fuse) {
+        fuse_unmount(fs->fuse); /* with a "/dev/fd/N" mount point this only closes the connection */
+        fuse_destroy(fs->fuse);
+    }
+    if (fs->fuse_fd >= 0)
+        close(fs->fuse_fd);
+    if (fs->stop_fd >= 0)
+        close(fs->stop_fd);
+    if (fs->root_fd >= 0)
+        close(fs->root_fd);
+    ov_store_free(&fs->ov);
+    ov_store_free(&fs->decided);
+    fb_denial_list_free(&fs->denials);
+    for (size_t i = 0; i < fs->nskipped; i++)
+        free(fs->skipped[i].path);
+    free(fs->skipped);
+    free(fs);
+}

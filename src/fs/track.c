@@ -1,0 +1,244 @@
+/* Scratch-space change tracking (see track.h). */
+#include "fs/track.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define TRACK_MAX_FILE ((size_t)1 << 30) /* a tmpfs file larger than this is reported without content */
+
+static int baseline_push(fb_baseline *b, const char *path, bool dir, bool skip, const unsigned char *data,
+                         size_t len, fb_error *err)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (strcmp(b->v[i].path, path) == 0) {
+            b->v[i].skip |= skip;
+            return 0;
+        }
+    if (b->n == b->cap) {
+        size_t ncap = b->cap ? b->cap * 2 : 16;
+        fb_baseline_entry *nv = reallocarray(b->v, ncap, sizeof *nv);
+        if (!nv)
+            return fb_set_error(err, "OutOfMemory", ENOMEM, "workspace baseline");
+        b->v = nv;
+        b->cap = ncap;
+    }
+    char *p = strdup(path);
+    if (!p)
+        return fb_set_error(err, "OutOfMemory", ENOMEM, "workspace baseline");
+    b->v[b->n++] = (fb_baseline_entry){.path = p, .dir = dir, .skip = skip, .data = data, .len = len};
+    return 0;
+}
+
+int fb_baseline_add(fb_baseline *b, const char *root, const char *path, bool dir, bool skip,
+                    const unsigned char *data, size_t len, fb_error *err)
+{
+    if (baseline_push(b, path, dir, skip, data, len, err) < 0)
+        return -1;
+    char buf[PATH_MAX];
+    size_t rl = strlen(root);
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return fb_set_error(err, "InvalidRequest", ENAMETOOLONG, "path too long: %.64s...", path);
+    for (char *slash = strrchr(buf, '/'); slash && (size_t)(slash - buf) > rl; slash = strrchr(buf, '/')) {
+        *slash = '\0';
+        if (baseline_push(b, buf, true, false, NULL, 0, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(((const fb_baseline_entry *)a)->path, ((const fb_baseline_entry *)b)->path);
+}
+
+void fb_baseline_seal(fb_baseline *b)
+{
+    if (b->n > 1)
+        qsort(b->v, b->n, sizeof *b->v, by_path);
+}
+
+void fb_baseline_free(fb_baseline *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        free(b->v[i].path);
+    free(b->v);
+    *b = (fb_baseline){0};
+}
+
+static const fb_baseline_entry *baseline_find(const fb_baseline *b, const char *path)
+{
+    fb_baseline_entry key = {.path = (char *)path};
+    return b->n ? bsearch(&key, b->v, b->n, sizeof *b->v, by_path) : NULL;
+}
+
+typedef struct walk {
+    int root_fd;
+    const char *vroot;
+    const fb_baseline *b;
+    bool with_content;
+    size_t budget;
+    fb_change_list *out;
+    fb_error *err;
+} walk;
+
+static int open_beneath(int root_fd, const char *rel, int flags)
+{
+    if (!*rel)
+        return openat(root_fd, ".", flags | O_CLOEXEC);
+    struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    return (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof how);
+}
+
+/* Reads a regular file whole. *data is NULL for an empty file. */
+static int read_file(int root_fd, const char *rel, size_t size, unsigned char **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    int fd = open_beneath(root_fd, rel, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    unsigned char *buf = size ? malloc(size) : NULL;
+    size_t got = 0;
+    while (buf && got < size) {
+        ssize_t n = pread(fd, buf + got, size - got, (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (size && !buf)
+        return -1;
+    *data = buf;
+    *len = got;
+    return 0;
+}
+
+static int report(walk *w, fb_change_kind kind, const char *vpath, const char *rel, const struct stat *st)
+{
+    fb_file_type t = S_ISDIR(st->st_mode) ? FB_FILE_DIRECTORY : S_ISLNK(st->st_mode) ? FB_FILE_SYMLINK
+                                                                                     : FB_FILE_REGULAR;
+    unsigned char *content = NULL;
+    size_t len = 0;
+    bool has = false;
+    if (w->with_content && t == FB_FILE_REGULAR && (size_t)st->st_size <= TRACK_MAX_FILE)
+        has = read_file(w->root_fd, rel, (size_t)st->st_size, &content, &len) == 0;
+    if (w->with_content && t == FB_FILE_SYMLINK) {
+        char target[PATH_MAX];
+        int fd = open_beneath(w->root_fd, rel, O_PATH);
+        ssize_t n = fd >= 0 ? readlinkat(fd, "", target, sizeof target) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (n >= 0 && (content = malloc((size_t)n + 1))) {
+            memcpy(content, target, (size_t)n);
+            len = (size_t)n;
+            has = true;
+        }
+    }
+    uint64_t size = t == FB_FILE_DIRECTORY ? 0 : (uint64_t)st->st_size;
+    return fb_change_add(w->out, kind, t, vpath, size, st->st_mode & 0777, content, len, has, w->err);
+}
+
+/* 1 if the file at rel holds exactly data. */
+static int same_content(walk *w, const char *rel, const struct stat *st, const fb_baseline_entry *e)
+{
+    if ((size_t)st->st_size != e->len)
+        return 0;
+    unsigned char *data;
+    size_t len;
+    if (read_file(w->root_fd, rel, e->len, &data, &len) < 0)
+        return 0;
+    int same = len == e->len && (len == 0 || memcmp(data, e->data, len) == 0);
+    free(data);
+    return same;
+}
+
+static int walk_dir(walk *w, const char *rel);
+
+static int visit(walk *w, const char *rel, const char *vpath)
+{
+    struct stat st;
+    int fd = open_beneath(w->root_fd, rel, O_PATH);
+    if (fd < 0)
+        return 0; /* gone, or not reachable beneath the root: nothing to report */
+    int rc = fstat(fd, &st);
+    close(fd);
+    if (rc < 0)
+        return 0;
+    const fb_baseline_entry *e = baseline_find(w->b, vpath);
+    if (e && e->skip)
+        return 0;
+    if (!e)
+        rc = report(w, FB_CHANGE_CREATED, vpath, rel, &st);
+    else if (!e->dir && (!S_ISREG(st.st_mode) || !same_content(w, rel, &st, e)))
+        rc = report(w, FB_CHANGE_MODIFIED, vpath, rel, &st);
+    if (rc == 0 && S_ISDIR(st.st_mode))
+        rc = walk_dir(w, rel);
+    return rc;
+}
+
+static int walk_dir(walk *w, const char *rel)
+{
+    int fd = open_beneath(w->root_fd, rel, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return 0;
+    struct dirent **names = NULL;
+    int n = scandirat(fd, ".", &names, NULL, alphasort);
+    close(fd);
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        if (rc == 0 && strcmp(name, ".") && strcmp(name, "..") && w->budget > 0) {
+            w->budget--;
+            char crel[PATH_MAX], vpath[PATH_MAX];
+            int a = snprintf(crel, sizeof crel, "%s%s%s", rel, *rel ? "/" : "", name);
+            int b = snprintf(vpath, sizeof vpath, "%s/%s", w->vroot, crel);
+            if (a > 0 && a < (int)sizeof crel && b > 0 && b < (int)sizeof vpath)
+                rc = visit(w, crel, vpath);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+static bool under(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+    return strncmp(path, root, n) == 0 && path[n] == '/';
+}
+
+int fb_track_scratch(int root_fd, const char *vroot, const fb_baseline *b, bool with_content, size_t max_entries,
+                     fb_change_list *out, fb_error *err)
+{
+    walk w = {.root_fd = root_fd, .vroot = vroot, .b = b, .with_content = with_content, .budget = max_entries,
+              .out = out, .err = err};
+    if (walk_dir(&w, "") < 0)
+        return -1;
+    /* what the baseline had and the tree lost */
+    for (size_t i = 0; i < b->n; i++) {
+        const fb_baseline_entry *e = &b->v[i];
+        if (e->skip || !under(e->path, vroot))
+            continue;
+        int fd = open_beneath(root_fd, e->path + strlen(vroot) + 1, O_PATH);
+        if (fd >= 0) {
+            close(fd);
+            continue;
+        }
+        if (fb_change_add(out, FB_CHANGE_DELETED, e->dir ? FB_FILE_DIRECTORY : FB_FILE_REGULAR, e->path,
+                          e->dir ? 0 : e->len, 0, NULL, 0, false, err) < 0)
+            return -1;
+    }
+    return 0;
+}

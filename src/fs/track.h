@@ -1,0 +1,38 @@
+/* What the function did to its scratch space (the writable tmpfs areas outside every mount): the tree as
+ * left behind, compared with what it started with. Runs after every sandboxed process is gone, on the
+ * tmpfs roots the sandbox handed out, reading beneath them only and following no link. */
+#ifndef FB_FS_TRACK_H
+#define FB_FS_TRACK_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fs/change.h"
+#include "util/error.h"
+
+typedef struct fb_baseline_entry {
+    char *path;             /* absolute virtual path */
+    bool dir;
+    bool skip;              /* a mount point: neither walked nor reported */
+    const unsigned char *data; /* a file's starting content (borrowed) */
+    size_t len;
+} fb_baseline_entry;
+
+typedef struct fb_baseline {
+    fb_baseline_entry *v;   /* sorted by path once fb_baseline_seal ran */
+    size_t n, cap;
+} fb_baseline;
+
+/* Adds a file (data borrowed: it must outlive the baseline) and its missing parent directories up to
+ * (not including) root; or a directory (data NULL, dir true). */
+int fb_baseline_add(fb_baseline *b, const char *root, const char *path, bool dir, bool skip,
+                    const unsigned char *data, size_t len, fb_error *err);
+void fb_baseline_seal(fb_baseline *b);
+void fb_baseline_free(fb_baseline *b);
+
+/* Walks the tree under root_fd, which the function saw at vroot, and appends the differences from b
+ * (created, modified, deleted) to out. Contents kept when with_content. At most max_entries are walked. */
+int fb_track_scratch(int root_fd, const char *vroot, const fb_baseline *b, bool with_content, size_t max_entries,
+                     fb_change_list *out, fb_error *err);
+
+#endif
