@@ -14,7 +14,7 @@ ALL_CFLAGS  = $(CSTD) $(WARN) $(HARDEN) $(OPT) $(SAN) -fvisibility=hidden -Iincl
 ALL_LDFLAGS = -Wl,-z,relro -Wl,-z,now $(SAN) $(LDFLAGS)
 LDLIBS   += $(shell pkg-config --libs $(PKGS))
 
-LIB_SRC  := $(sort $(wildcard src/util/*.c src/core/*.c src/lang/*.c src/sandbox/*.c src/fs/*.c))
+LIB_SRC  := $(sort $(wildcard src/util/*.c src/core/*.c src/lang/*.c src/sandbox/*.c src/fs/*.c src/net/*.c))
 LIB_ASM  := src/harness/embed.S
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_ASM:%.S=$(BUILD)/%.o)
@@ -73,3 +73,29 @@ clean:
 	rm -rf build build-asan
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+# ---- fuzzing: libFuzzer targets in tests/fuzz/ (clang, ASan + UBSan); see tests/fuzz/README.md ----
+# `make fuzz` builds them into build-fuzz/ and runs each for FUZZ_SECONDS (scripts/fuzz.sh).
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 20
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_BUILD)/fuzz/%)
+.PHONY: fuzz fuzz-build fuzz-clean
+
+# A separate make: the library is rebuilt with clang and coverage instrumentation; FORTIFY is off so that
+# ASan, not glibc's checks, reports an overflow.
+fuzz-build:
+	$(MAKE) BUILD=$(FUZZ_BUILD) FUZZ_BUILD=$(FUZZ_BUILD) CC=clang OPT="-O1 -g" \
+		SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" CFLAGS="$(CFLAGS) -U_FORTIFY_SOURCE" $(FUZZ_BIN)
+
+# The whole library, as `make` builds it; the linker takes only the objects a target reaches.
+$(FUZZ_BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_BUILD)/libfnbox.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(ALL_LDFLAGS) -o $@ $< $(FUZZ_BUILD)/libfnbox.a $(LDLIBS)
+
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+fuzz-clean:
+	rm -rf $(FUZZ_BUILD)

@@ -22,9 +22,32 @@ enum {
     FNBOX_NO_RESULT = -1,         /* out of memory: no result could be built */
 };
 
+/* Permission callbacks: the host's say on what a request's `permissions` ask for (README, Permissions).
+ * They are asked once per requested item, before the call starts (nothing has run yet), because fnbox
+ * cannot mediate these while the function runs: the environment is fixed when the program starts, and
+ * which programs may be executed is enforced by the kernel (Landlock). Return nonzero to allow; 0 to deny,
+ * optionally writing a reason (NUL-terminated, at most reason_cap bytes) into reason. One denial refuses
+ * the whole call: status "error", error.type "PermissionDenied", the message naming the key or command
+ * and the reason; nothing runs. ctx is fnbox_call_options.permission_ctx.
+ *   env:     each key of permissions.env, with its value.
+ *   command: each command of permissions.childProcess, as requested ("git") with the file it resolved to
+ *            ("/usr/bin/git"); when the request allows every command (childProcess: true or a preset),
+ *            once with command "*" and path NULL.
+ * Network (host + port, per connection) and fs (path + operation, per access) callbacks are later work:
+ * fnbox can mediate those while the function runs (its network proxy, its FUSE mounts), so they will be
+ * asked at the time of each access. */
+typedef int (*fnbox_env_check)(void *ctx, const char *key, const char *value, char *reason, size_t reason_cap);
+typedef int (*fnbox_command_check)(void *ctx, const char *command, const char *path, char *reason,
+                                   size_t reason_cap);
+
 typedef struct fnbox_call_options {
-    size_t size;                  /* sizeof(fnbox_call_options): lets later versions add fields */
+    size_t size;                  /* sizeof(fnbox_call_options): lets later versions add fields; fields
+                                     beyond size are taken as absent (NULL / -1) */
     int cancel_fd;                /* when readable, the call is terminated (status "terminated"); -1: none */
+    /* since 0.2 */
+    void *permission_ctx;         /* passed to the callbacks below */
+    fnbox_env_check env;          /* NULL: the request alone decides */
+    fnbox_command_check command;  /* NULL: the request alone decides */
 } fnbox_call_options;
 
 /* Runs one FunctionCallRequest (JSON text of request_len bytes). On return *result is a NUL-terminated

@@ -10,6 +10,7 @@ pkgs=(
   python3 nodejs ruby php-cli      # the runtimes fnbox sandboxes
   python3-pytest                   # integration and security tests
   cppcheck clang-tidy shellcheck   # static analysis (scripts/lint.sh, part of the tests)
+  clang libclang-rt-14-dev         # libFuzzer targets (make fuzz); the runtime is only Recommended by clang
   util-linux                       # setpriv, for the unprivileged-user test
 )
 missing=()

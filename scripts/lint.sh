@@ -2,7 +2,7 @@
 # Static analysis: cppcheck and clang-tidy over src/ (both must be clean), shellcheck over scripts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-read -ra pkg_inc <<< "$(pkg-config --cflags-only-I libseccomp jansson)"
+read -ra pkg_inc <<< "$(pkg-config --cflags-only-I libseccomp jansson fuse3 nettle)"
 inc=(-Iinclude -Isrc "${pkg_inc[@]}")
 echo "== cppcheck"
 cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \

@@ -333,6 +333,7 @@ static int compile_in_sandbox(const char *compiler, const char *script, const ch
         .input = src,
         .input_len = len,
         .cancel_fd = cancel_fd,
+        .exec_any = true, /* gcc runs cc1, as, collect2 and ld */
         .limits = {
             .timeout_s = timeout_s > FB_COMPILE_MIN_TIMEOUT_S ? timeout_s : FB_COMPILE_MIN_TIMEOUT_S,
             .memory_bytes = FB_COMPILE_MEMORY_BYTES,

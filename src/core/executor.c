@@ -2,6 +2,8 @@
  *   request (decode + validate) -> plan (language, signature, arguments) -> sandbox (run the harness)
  *   -> result (one ExecutionResult JSON). */
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,12 +16,13 @@
 #include "core/workspace.h"
 #include "fnbox.h"
 #include "lang/plan.h"
+#include "net/proxy.h"
 #include "sandbox/sandbox.h"
 #include "util/fd.h"
 #include "util/json.h"
 
 #define MAX_ARGV 32
-#define MAX_ENV 32
+#define MAX_ENV (32 + FB_MAX_ENV_VARS) /* fnbox's and the driver's, then the request's permissions.env */
 
 static double now_ms(void)
 {
@@ -46,28 +49,84 @@ static char *harness_input(const fb_request *req, const fb_call_plan *plan, size
     return text;
 }
 
-static void default_limits(fb_sandbox_limits *lim, double timeout_s)
+/* The request's limits (defaults filled in by core/request.c) as the sandbox takes them. Both streams are
+ * captured up to the larger cap; core/result.c cuts each to its own. */
+static void call_limits(const fb_request *req, fb_sandbox_limits *lim)
 {
+    const fb_call_limits *l = &req->limits;
     *lim = (fb_sandbox_limits){
-        .timeout_s = timeout_s,
-        .memory_bytes = FB_DEFAULT_MEMORY_BYTES,
-        .pids = FB_DEFAULT_PIDS,
-        .nofile = FB_DEFAULT_NOFILE,
-        .fsize_bytes = FB_DEFAULT_FSIZE_BYTES,
-        .workspace_bytes = FB_DEFAULT_WORKSPACE_BYTES,
-        .tmp_bytes = FB_DEFAULT_TMP_BYTES,
-        .tmpfs_inodes = FB_DEFAULT_TMPFS_INODES,
-        .output_bytes = FB_DEFAULT_OUTPUT_BYTES,
-        .result_bytes = FB_DEFAULT_RESULT_BYTES,
+        .timeout_s = req->timeout_s,
+        .memory_bytes = l->memory_bytes,
+        .pids = l->pids,
+        .nofile = l->open_files,
+        .fsize_bytes = l->file_size_bytes,
+        .workspace_bytes = l->workspace_bytes,
+        .tmp_bytes = l->tmp_bytes,
+        .tmpfs_inodes = l->inodes,
+        .output_bytes = (size_t)(l->stdout_bytes > l->stderr_bytes ? l->stdout_bytes : l->stderr_bytes),
+        .result_bytes = (size_t)l->result_bytes,
+        .cpu_seconds = l->cpu_seconds,
     };
 }
 
-/* argv: runtime, its fixed arguments, the harness. envp: a clean environment. Both point into
- * static or driver storage; the arrays live in the caller's frame. */
-static int build_exec(const fb_lang_driver *lang, const char *runtime, const char **argv, const char **envp,
-                      fb_error *err)
+static fb_result_limits result_limits(const fb_request *req)
 {
-    size_t a = 0, e = 0;
+    const fb_call_limits *l = &req->limits;
+    return (fb_result_limits){
+        .timeout_s = req->timeout_s,
+        .memory_bytes = l->memory_bytes,
+        .result_bytes = l->result_bytes,
+        .file_size_bytes = l->file_size_bytes,
+        .cpu_seconds = l->cpu_seconds,
+        .stdout_bytes = l->stdout_bytes,
+        .stderr_bytes = l->stderr_bytes,
+    };
+}
+
+/* Appends "KEY=value" to envp (e entries so far), replacing an entry of the same KEY. */
+static int env_put(const char **envp, size_t *e, const char *kv, fb_error *err)
+{
+    size_t klen = strcspn(kv, "=");
+    for (size_t i = 0; i < *e; i++)
+        if (strncmp(envp[i], kv, klen) == 0 && envp[i][klen] == '=') {
+            envp[i] = kv;
+            return 0;
+        }
+    if (*e >= MAX_ENV - 1)
+        return fb_set_error(err, "InternalError", E2BIG, "more than %d environment variables", MAX_ENV - 1);
+    envp[(*e)++] = kv;
+    envp[*e] = NULL;
+    return 0;
+}
+
+/* The function's whole environment: fnbox's minimal one, the driver's, then the request's permissions.env
+ * (which may replace the first two only under allowAllEnv: core/permissions.c refuses reserved keys
+ * otherwise). Nothing comes from fnbox's own environment. */
+static const char *const k_base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
+                                         "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
+
+static int build_env(const char *const *driver_env, const fb_permissions *perm, const char **envp, fb_error *err)
+{
+    size_t e = 0;
+    envp[0] = NULL;
+    for (const char *const *p = k_base_env; *p; p++)
+        if (env_put(envp, &e, *p, err) < 0)
+            return -1;
+    for (const char *const *p = driver_env; p && *p; p++)
+        if (env_put(envp, &e, *p, err) < 0)
+            return -1;
+    for (size_t i = 0; i < perm->nenv; i++)
+        if (env_put(envp, &e, perm->env[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+/* argv: runtime, its fixed arguments, the harness. envp: see build_env. Both point into static, driver or
+ * request storage; the arrays live in the caller's frame. */
+static int build_exec(const fb_lang_driver *lang, const char *runtime, const fb_permissions *perm, const char **argv,
+                      const char **envp, fb_error *err)
+{
+    size_t a = 0;
     argv[a++] = runtime;
     for (const char *const *p = lang->runtime_args; *p; p++) {
         if (a >= MAX_ARGV - 2)
@@ -77,17 +136,7 @@ static int build_exec(const fb_lang_driver *lang, const char *runtime, const cha
     }
     argv[a++] = lang->harness_path;
     argv[a] = NULL;
-    static const char *const base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
-                                           "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox"};
-    for (size_t i = 0; i < sizeof base_env / sizeof *base_env; i++)
-        envp[e++] = base_env[i];
-    for (const char *const *p = lang->env; *p; p++) {
-        if (e >= MAX_ENV - 1)
-            return fb_set_error(err, "InternalError", E2BIG, "%s driver: too many environment variables", lang->name);
-        envp[e++] = *p;
-    }
-    envp[e] = NULL;
-    return 0;
+    return build_env(lang->env, perm, envp, err);
 }
 
 /* What runs: an interpreter with its harness, or the program core/compile.c built (as /.fnbox/prog, same
@@ -105,7 +154,7 @@ static int target_interpreted(const fb_request *req, const fb_call_plan *plan, r
     if (!runtime)
         return fb_set_error(err, "KernelFeatureMissing", 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
                             req->lang->name, req->lang->runtimes[0]);
-    if (build_exec(req->lang, runtime, t->argv, t->envp, err) < 0)
+    if (build_exec(req->lang, runtime, &req->permissions, t->argv, t->envp, err) < 0)
         return -1;
     size_t hlen = 0;
     const char *hsrc = req->lang->harness_source(&hlen);
@@ -119,11 +168,10 @@ static int target_interpreted(const fb_request *req, const fb_call_plan *plan, r
 static int target_compiled(const fb_request *req, const fb_call_plan *plan, const fb_compiled *prog, run_target *t,
                            fb_error *err)
 {
-    static const char *const envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
-                                       "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
     t->argv[0] = "/.fnbox/prog";
     t->argv[1] = NULL;
-    memcpy(t->envp, envp, sizeof envp);
+    if (build_env(NULL, &req->permissions, t->envp, err) < 0)
+        return -1;
     t->file = (fb_sandbox_file){.path = t->argv[0], .data = prog->data, .len = prog->len, .executable = true};
     t->input = req->lang->compiler->call_input(plan->args.args, &t->input_len);
     if (!t->input)
@@ -131,9 +179,19 @@ static int target_compiled(const fb_request *req, const fb_call_plan *plan, cons
     return 0;
 }
 
-static int run_in_sandbox(const fb_request *req, const run_target *t, fb_workspace *ws, int cancel_fd,
+/* permissions.network: when anything is allowed, the sandbox's init opens 127.0.0.1:3128 inside and the
+ * proxy (net/proxy.h) serves it from here; the function's environment points its clients there (these
+ * replace any same-named permissions.env entry). Stopped as soon as every sandboxed process is gone. */
+static int run_in_sandbox(const fb_request *req, run_target *t, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
                           fb_sandbox_outcome *out, fb_error *err)
 {
+    bool network = fb_net_policy_allows_any(net->policy);
+    size_t e = 0;
+    while (t->envp[e])
+        e++;
+    for (const char *const *v = fb_proxy_env; network && *v; v++)
+        if (env_put(t->envp, &e, *v, err) < 0)
+            return -1;
     fb_sandbox_spec spec = {
         .exec_path = t->argv[0],
         .argv = (char *const *)t->argv,
@@ -144,10 +202,67 @@ static int run_in_sandbox(const fb_request *req, const run_target *t, fb_workspa
         .input = t->input,
         .input_len = t->input_len,
         .cancel_fd = cancel_fd,
+        /* permissions.childProcess: the files its commands resolved to, or anything */
+        .exec_allow = req->permissions.exec_allow,
+        .exec_any = req->permissions.exec_any,
     };
-    default_limits(&spec.limits, req->timeout_s);
+    call_limits(req, &spec.limits);
     fb_workspace_attach(ws, &spec);
-    return fb_sandbox_run(&spec, out, err);
+    spec.proxy_listen = network;
+    spec.on_proxy = fb_proxy_on_listen;
+    spec.proxy_ctx = net;
+    int rc = fb_sandbox_run(&spec, out, err);
+    fb_proxy_stop(net->proxy);
+    return rc;
+}
+
+/* The host's callbacks (fnbox_call_options) decide each requested env key and command before anything
+ * runs: a denial refuses the call with "PermissionDenied", naming what and why. */
+static int ask_host(const fb_request *req, const fnbox_call_options *o, fb_error *err)
+{
+    char reason[512];
+    const fb_permissions *p = &req->permissions;
+    for (size_t i = 0; o->env && i < p->nenv; i++) {
+        const char *kv = p->env[i];
+        size_t klen = strcspn(kv, "=");
+        char key[FB_MAX_NAME_BYTES + 1];
+        snprintf(key, sizeof key, "%.*s", (int)klen, kv);
+        reason[0] = '\0';
+        if (!o->env(o->permission_ctx, key, kv + klen + 1, reason, sizeof reason))
+            return fb_set_error(err, "PermissionDenied", 0, "permissions.env.%s: denied by the host%s%.400s", key,
+                                reason[0] ? ": " : "", reason);
+    }
+    if (!o->command)
+        return 0;
+    if (p->exec_any) {
+        reason[0] = '\0';
+        if (!o->command(o->permission_ctx, "*", NULL, reason, sizeof reason))
+            return fb_set_error(err, "PermissionDenied", 0, "permissions.childProcess: running any command was "
+                                "denied by the host%s%.400s", reason[0] ? ": " : "", reason);
+        return 0;
+    }
+    for (size_t i = 0; i < p->nexec_names; i++) {
+        reason[0] = '\0';
+        if (!o->command(o->permission_ctx, p->exec_names[i], p->exec_allow[p->exec_index[i]], reason, sizeof reason))
+            return fb_set_error(err, "PermissionDenied", 0, "permissions.childProcess[%zu]: command '%.64s' denied by "
+                                "the host%s%.400s", i, p->exec_names[i], reason[0] ? ": " : "", reason);
+    }
+    return 0;
+}
+
+/* The options the caller's struct is large enough to hold (older callers pass a smaller size); the rest
+ * stay at their defaults. */
+static fnbox_call_options read_options(const fnbox_call_options *o)
+{
+    fnbox_call_options v = {.size = sizeof v, .cancel_fd = -1};
+    if (!o)
+        return v;
+    size_t n = o->size < sizeof v ? o->size : sizeof v;
+    if (n > sizeof v.size)
+        memcpy((char *)&v + sizeof v.size, (const char *)o + sizeof v.size, n - sizeof v.size);
+    if (n < offsetof(fnbox_call_options, cancel_fd) + sizeof v.cancel_fd)
+        v.cancel_fd = -1;
+    return v;
 }
 
 static int finish(fb_result *res, int code, char **result, size_t *result_len)
@@ -177,7 +292,8 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
                          size_t *result_len)
 {
     double t0 = now_ms();
-    int cancel_fd = options && options->size >= sizeof *options ? options->cancel_fd : -1;
+    fnbox_call_options opts = read_options(options);
+    int cancel_fd = opts.cancel_fd;
     fb_error err = {0};
     fb_request req;
     fb_call_plan plan = {0};
@@ -186,6 +302,8 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     fb_compiled prog = {0};
     fb_workspace ws = {0};
     run_target target = {0};
+    fb_proxy_call net = {0};
+    fb_net_policy *netpol = NULL;
     fb_sandbox_limits lim;
     int code;
 
@@ -198,11 +316,16 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     fb_plan_input pin = {.lang = req.lang, .code = req.code, .code_len = req.code_len,
                          .function_name = req.function_name, .schema = req.schema, .args = req.args,
                          .kwargs = req.kwargs};
-    default_limits(&lim, req.timeout_s);
-    if (fb_plan_call(&pin, &plan, &err) < 0 || fb_workspace_prepare(&ws, &req, &lim, &err) < 0) {
+    call_limits(&req, &lim);
+    if (ask_host(&req, &opts, &err) < 0 ||
+        fb_net_policy_from_patterns(req.permissions.network_all, req.permissions.network_allow,
+                                    req.permissions.nnetwork, "permissions.network", &netpol, &err) < 0 ||
+        fb_plan_call(&pin, &plan, &err) < 0 ||
+        fb_workspace_prepare(&ws, &req, &lim, &err) < 0) {
         code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
+    net.policy = netpol;
     if (req.lang->compiler && fb_compile(req.lang, req.code, req.code_len, plan.function_name, req.timeout_s,
                                          cancel_fd, &prog, &err) < 0) {
         code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
@@ -210,23 +333,28 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     }
     if ((req.lang->compiler ? target_compiled(&req, &plan, &prog, &target, &err)
                             : target_interpreted(&req, &plan, &target, &err)) < 0 ||
-        run_in_sandbox(&req, &target, &ws, cancel_fd, &outcome, &err) < 0) {
+        run_in_sandbox(&req, &target, &ws, cancel_fd, &net, &outcome, &err) < 0) {
         code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
     /* Every sandboxed process is gone: what they left behind can be read, judged and synced. */
-    if (fb_result_from_outcome(&res, &outcome, req.timeout_s, &err) < 0 || fb_workspace_collect(&ws, &outcome, &err) < 0 ||
+    fb_result_limits rlim = result_limits(&req);
+    if (fb_result_from_outcome(&res, &outcome, &rlim, &err) < 0 || fb_workspace_collect(&ws, &outcome, &err) < 0 ||
         fb_workspace_sync(&ws, fb_result_succeeded(&res), &err) < 0 || fb_workspace_report(&ws, res.obj, &err) < 0) {
         fb_result_free(&res);
         code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
+    if (net.proxy) /* every connection the proxy allowed or refused */
+        json_object_set_new(res.obj, "network", fb_proxy_log_json(net.proxy));
     fb_result_set_meta(&res, now_ms() - t0, plan.signature_source);
     if (req.lang->compiler)
         fb_result_set_compile(&res, prog.cache);
     code = finish(&res, FNBOX_OK, result, result_len);
 done:
     free(target.input);
+    fb_proxy_free(net.proxy);
+    fb_net_policy_free(netpol);
     fb_workspace_free(&ws);
     fb_compiled_free(&prog);
     fb_sandbox_outcome_free(&outcome);

@@ -15,20 +15,40 @@
 #define FB_DEFAULT_TIMEOUT_S 30.0
 #define FB_MAX_TIMEOUT_S 3600.0
 
-/* Sandbox resources (per call) */
+/* Sandbox resources (per call). A request's `limits` sets each one (README, Limits) up to its FB_MAX_*:
+ * more is an InvalidRequest naming the field and the maximum, never silently clamped. */
 #define FB_DEFAULT_MEMORY_BYTES (256ULL * FB_MiB) /* cgroup memory limit (includes tmpfs pages) */
+#define FB_MAX_MEMORY_BYTES (4096ULL * FB_MiB)
+#define FB_MIN_MEMORY_BYTES (16ULL * FB_MiB)      /* below this no runtime starts */
 #define FB_DEFAULT_PIDS 64                        /* processes + threads */
+#define FB_MAX_PIDS 1024
 #define FB_DEFAULT_NOFILE 256                     /* open files */
-#define FB_DEFAULT_FSIZE_BYTES (64ULL * FB_MiB)   /* largest file one write may grow */
+#define FB_MAX_NOFILE 4096
+#define FB_MIN_NOFILE 16                          /* fds 0-4 are the harness protocol's */
+#define FB_DEFAULT_FSIZE_BYTES (64ULL * FB_MiB)   /* largest file one write may grow (the result channel too) */
+#define FB_MAX_FSIZE_BYTES (1024ULL * FB_MiB)
 #define FB_DEFAULT_WORKSPACE_BYTES (64ULL * FB_MiB)
-#define FB_DEFAULT_TMP_BYTES (64ULL * FB_MiB)
-#define FB_DEFAULT_TMPFS_INODES 16384
+#define FB_MAX_WORKSPACE_BYTES (1024ULL * FB_MiB)
+#define FB_DEFAULT_TMP_BYTES (64ULL * FB_MiB)     /* /tmp and /dev/shm, each */
+#define FB_MAX_TMP_BYTES (1024ULL * FB_MiB)
+#define FB_DEFAULT_TMPFS_INODES 16384             /* each tmpfs (workspace, /tmp, /dev/shm) */
+#define FB_MAX_TMPFS_INODES 1048576
 #define FB_ROOTFS_BYTES (4ULL * FB_MiB)           /* the private root: mount points + /etc + harness */
+#define FB_CPU_SLACK_S 2                          /* default CPU limit: the timeout (rounded up) + this */
+#define FB_MAX_CPU_SECONDS 7200                   /* limits.cpuSeconds, per process (RLIMIT_CPU) */
 
 /* Output */
 #define FB_DEFAULT_OUTPUT_BYTES (1ULL * FB_MiB)   /* per stream (stdout, stderr); more is dropped + flagged */
-#define FB_DEFAULT_RESULT_BYTES (256ULL * FB_MiB) /* result channel; the memory limit bounds it first */
+#define FB_MAX_OUTPUT_BYTES (64ULL * FB_MiB)
+#define FB_DEFAULT_RESULT_BYTES (16ULL * FB_MiB)  /* result channel; more is a ResultTooLarge error */
+#define FB_MAX_RESULT_BYTES (256ULL * FB_MiB)
 #define FB_MAX_SETUP_MSG 2048                     /* a setup failure report from inside the sandbox */
+
+/* Permissions (core/permissions.h) */
+#define FB_MAX_ENV_VARS 256                       /* permissions.env entries */
+#define FB_MAX_ENV_BYTES 131072                   /* their "KEY=value" strings together (128 KiB) */
+#define FB_MAX_EXEC_ALLOW 64                      /* permissions.childProcess commands */
+#define FB_MAX_NETWORK_ALLOW 256                  /* permissions.network destinations */
 
 /* Compiled languages (core/compile.c): the compile cache and the compiler's own sandbox */
 #define FB_CACHE_MAX_ENTRIES 256                  /* programs + runtime objects in the cache directory */

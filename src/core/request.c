@@ -4,7 +4,9 @@
 #include "core/request.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +19,10 @@
 
 static const char *const k_root_fields[] = {
     "language", "code", "functionName", "args", "kwargs", "schema", "files", "mount", "workdir",
-    "resultOptions", "timeout", "options", "argsMode", "reporting",
+    "resultOptions", "timeout", "options", "argsMode", "reporting", "permissions", "limits",
 };
-static const char *const k_option_fields[] = {"files", "mount", "workdir", "reporting", "timeout"};
+static const char *const k_option_fields[] = {"files", "mount", "workdir", "reporting", "timeout", "permissions",
+                                              "limits"};
 static const char *const k_reporting_fields[] = {"includeChanges", "includeContents", "includeDenied"};
 
 static const char *type_name(const json_t *v)
@@ -238,6 +241,117 @@ static int parse_reporting(json_t *rep, const char *name, fb_request *r, fb_erro
     return 0;
 }
 
+/* `limits`: each field an integer from its minimum to its maximum (more is refused, not clamped). */
+typedef struct limit_field {
+    const char *name;
+    size_t offset;                /* in fb_call_limits */
+    uint64_t dflt, min, max;
+} limit_field;
+
+#define LIMIT(name, member, dflt, min, max) {name, offsetof(fb_call_limits, member), dflt, min, max}
+static const limit_field k_limit_fields[] = {
+    LIMIT("memoryBytes", memory_bytes, FB_DEFAULT_MEMORY_BYTES, FB_MIN_MEMORY_BYTES, FB_MAX_MEMORY_BYTES),
+    LIMIT("pids", pids, FB_DEFAULT_PIDS, 1, FB_MAX_PIDS),
+    LIMIT("workspaceBytes", workspace_bytes, FB_DEFAULT_WORKSPACE_BYTES, 4096, FB_MAX_WORKSPACE_BYTES),
+    LIMIT("tmpBytes", tmp_bytes, FB_DEFAULT_TMP_BYTES, 4096, FB_MAX_TMP_BYTES),
+    LIMIT("inodes", inodes, FB_DEFAULT_TMPFS_INODES, 16, FB_MAX_TMPFS_INODES),
+    LIMIT("fileSizeBytes", file_size_bytes, FB_DEFAULT_FSIZE_BYTES, 1, FB_MAX_FSIZE_BYTES),
+    LIMIT("openFiles", open_files, FB_DEFAULT_NOFILE, FB_MIN_NOFILE, FB_MAX_NOFILE),
+    LIMIT("stdoutBytes", stdout_bytes, FB_DEFAULT_OUTPUT_BYTES, 0, FB_MAX_OUTPUT_BYTES),
+    LIMIT("stderrBytes", stderr_bytes, FB_DEFAULT_OUTPUT_BYTES, 0, FB_MAX_OUTPUT_BYTES),
+    LIMIT("resultBytes", result_bytes, FB_DEFAULT_RESULT_BYTES, 1, FB_MAX_RESULT_BYTES),
+    LIMIT("cpuSeconds", cpu_seconds, 0 /* set from the timeout below */, 1, FB_MAX_CPU_SECONDS),
+};
+#define N_LIMITS (sizeof k_limit_fields / sizeof *k_limit_fields)
+
+/* The default CPU-time limit follows the (already parsed) timeout: a single-threaded function reaches its
+ * wall-clock deadline first, so it is only a backstop unless the request lowers it. */
+static void default_cpu_limit(fb_request *r)
+{
+    if (r->limits.cpu_seconds == 0)
+        r->limits.cpu_seconds = (uint64_t)ceil(r->timeout_s) + FB_CPU_SLACK_S;
+}
+
+static int parse_limits(json_t *v, const char *name, fb_request *r, fb_error *err)
+{
+    for (size_t i = 0; i < N_LIMITS; i++)
+        *(uint64_t *)((char *)&r->limits + k_limit_fields[i].offset) = k_limit_fields[i].dflt;
+    default_cpu_limit(r);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_object(v))
+        return BAD("%s: must be an object like {\"memoryBytes\": 134217728}, got %s", name, type_name(v));
+    const char *key;
+    json_t *val;
+    json_object_foreach(v, key, val) {
+        const limit_field *f = NULL;
+        for (size_t i = 0; i < N_LIMITS && !f; i++)
+            if (strcmp(key, k_limit_fields[i].name) == 0)
+                f = &k_limit_fields[i];
+        if (!f)
+            return BAD("%s.%.64s: unknown field (expected memoryBytes, pids, workspaceBytes, tmpBytes, inodes, "
+                       "fileSizeBytes, openFiles, stdoutBytes, stderrBytes, resultBytes, cpuSeconds)",
+                       name, key);
+        if (json_is_null(val))
+            continue;
+        const char *big = fb_json_bignum(val);
+        if (!json_is_integer(val) && !(big && !strpbrk(big, ".eE")))
+            return BAD("%s.%s: must be a whole number (no fraction or exponent), got %s", name, key,
+                       json_is_real(val) || big ? "a real number" : type_name(val));
+        long long n = big ? 0 : json_integer_value(val);
+        char num[48];
+        if (big)
+            snprintf(num, sizeof num, "%.40s", big);
+        else
+            snprintf(num, sizeof num, "%lld", n);
+        if (big ? big[0] == '-' : n < 0 || (uint64_t)n < f->min)
+            return BAD("%s.%s: must be at least %llu, got %s", name, key, (unsigned long long)f->min, num);
+        if (big || (uint64_t)n > f->max)
+            return BAD("%s.%s: %s is more than the maximum of %llu", name, key, num, (unsigned long long)f->max);
+        *(uint64_t *)((char *)&r->limits + f->offset) = (uint64_t)n;
+    }
+    /* The result travels through a file (a memfd), which RLIMIT_FSIZE bounds too: a lower fileSizeBytes
+     * lowers the default result limit with it, and an explicit resultBytes above it is refused. */
+    json_t *given = json_object_get(v, "resultBytes");
+    if ((!given || json_is_null(given)) && r->limits.result_bytes > r->limits.file_size_bytes)
+        r->limits.result_bytes = r->limits.file_size_bytes;
+    if (r->limits.result_bytes > r->limits.file_size_bytes)
+        return BAD("%s.resultBytes: %llu is more than fileSizeBytes (%llu), which bounds the result channel too; "
+                   "raise fileSizeBytes as well",
+                   name, (unsigned long long)r->limits.result_bytes, (unsigned long long)r->limits.file_size_bytes);
+    return 0;
+}
+
+static int parse_permissions(json_t *v, const char *name, fb_request *r, fb_error *err)
+{
+    static const char *const search[] = {"/usr/bin", "/bin", NULL};
+    char field[64];
+    if (fb_permissions_parse(v, name, &r->permissions, err) < 0)
+        return -1;
+    snprintf(field, sizeof field, "%s.childProcess", name);
+    return fb_permissions_resolve(&r->permissions, field, search, "/usr/", err);
+}
+
+/* allowAllFs: a mount without its own `permissions` allows every operation by default. */
+static int parse_mount(json_t *v, const char *name, fb_request *r, fb_error *err)
+{
+    r->mount = calloc(1, sizeof *r->mount);
+    if (!r->mount)
+        return fb_set_error(err, "OutOfMemory", ENOMEM, "mount");
+    json_t *perm = json_is_object(v) ? json_object_get(v, "permissions") : NULL;
+    if (!r->permissions.fs_all || (perm && !json_is_null(perm)))
+        return fb_mount_config_parse(v, name, r->mount, err);
+    json_t *copy = json_copy(v);
+    json_t *all = json_pack("{s:{s:b, s:b, s:b, s:b, s:b}}", "default", "read", 1, "list", 1, "create", 1, "modify",
+                            1, "delete", 1);
+    int rc = copy && all && json_object_set(copy, "permissions", all) == 0
+                 ? fb_mount_config_parse(copy, name, r->mount, err)
+                 : OOM("mount");
+    json_decref(copy);
+    json_decref(all);
+    return rc;
+}
+
 static int parse_options(json_t *root, fb_request *r, fb_error *err)
 {
     int rc = 0;
@@ -271,13 +385,17 @@ static int parse_options(json_t *root, fb_request *r, fb_error *err)
             return BAD("files: must be an object {path: content}, got %s", type_name(v));
         r->files = v;
     }
+    v = root_or_option(root, options, "limits", err, &rc);
+    if (rc < 0 || parse_limits(v, json_object_get(root, "limits") ? "limits" : "options.limits", r, err) < 0)
+        return -1;
+    v = root_or_option(root, options, "permissions", err, &rc);
+    if (rc < 0 ||
+        parse_permissions(v, json_object_get(root, "permissions") ? "permissions" : "options.permissions", r, err) < 0)
+        return -1;
     v = root_or_option(root, options, "mount", err, &rc);
     if (rc < 0 || !v || json_is_null(v))
         return rc;
-    r->mount = calloc(1, sizeof *r->mount);
-    if (!r->mount)
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "mount");
-    return fb_mount_config_parse(v, "mount", r->mount, err);
+    return parse_mount(v, "mount", r, err);
 }
 
 static int parse_schema(json_t *root, fb_request *r, fb_error *err)
@@ -321,6 +439,7 @@ fail:
 
 void fb_request_free(fb_request *r)
 {
+    fb_permissions_free(&r->permissions);
     if (r->mount) {
         fb_mount_config_free(r->mount);
         free(r->mount);

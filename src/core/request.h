@@ -3,7 +3,9 @@
 #define FB_REQUEST_H
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
+#include "core/permissions.h"
 #include "fs/mount.h"
 #include "lang/lang.h"
 #include "util/error.h"
@@ -11,6 +13,13 @@
 typedef struct fb_reporting {
     bool include_changes, include_contents, include_denied;
 } fb_reporting;
+
+/* `limits` (README, Limits): every field set, to the request's value or the default of core/limits.h. */
+typedef struct fb_call_limits {
+    uint64_t memory_bytes, pids, workspace_bytes, tmp_bytes, inodes, file_size_bytes, open_files;
+    uint64_t stdout_bytes, stderr_bytes, result_bytes;
+    uint64_t cpu_seconds;         /* per process (RLIMIT_CPU); default: the timeout rounded up + FB_CPU_SLACK_S */
+} fb_call_limits;
 
 typedef struct fb_request {
     json_t *root;                 /* the parsed document (owned); the borrowed fields below live in it */
@@ -26,6 +35,8 @@ typedef struct fb_request {
     fb_reporting reporting;
     json_t *files;                /* the `files` object (borrowed; checked to be an object) or NULL */
     fb_mount_config *mount;       /* decoded `mount` (owned) or NULL */
+    fb_permissions permissions;   /* decoded `permissions` (owned); commands resolved */
+    fb_call_limits limits;
 } fb_request;
 
 /* Parses text (len bytes, need not be NUL-terminated). On failure err->type is "InvalidRequest" and the

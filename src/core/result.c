@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "core/limits.h"
 #include "util/utf8.h"
 
 static void set_text(json_t *obj, const char *key, const char *s, size_t len)
@@ -26,6 +27,32 @@ static void set_error(json_t *obj, const char *type, const char *message, const 
     if (stack)
         set_text(e, "stack", stack, strlen(stack));
     json_object_set_new(obj, "error", e);
+}
+
+/* A limit was hit: the error also says which (`limit`, the request field) and why, in a sentence. */
+static void set_limit_error(json_t *obj, const char *type, const char *message, const char *limit, const char *reason)
+{
+    set_error(obj, type, message, NULL);
+    json_t *e = json_object_get(obj, "error");
+    json_object_set_new(e, "limit", json_string(limit));
+    set_text(e, "reason", reason, strlen(reason));
+}
+
+/* "256 MiB", "1.5 KiB" or "1000 bytes". */
+static void human_size(uint64_t n, char *buf, size_t cap)
+{
+    static const char *const units[] = {"GiB", "MiB", "KiB"};
+    for (int i = 0; i < 3; i++) {
+        uint64_t u = 1ULL << (10 * (3 - i));
+        if (n >= u) {
+            if (n % u == 0)
+                snprintf(buf, cap, "%llu %s", (unsigned long long)(n / u), units[i]);
+            else
+                snprintf(buf, cap, "%.1f %s", (double)n / (double)u, units[i]);
+            return;
+        }
+    }
+    snprintf(buf, cap, "%llu bytes", (unsigned long long)n);
 }
 
 static void set_status(json_t *obj, const char *status)
@@ -71,7 +98,22 @@ static const char *str_field(json_t *obj, const char *key, const char *dflt)
     return s ? s : dflt;
 }
 
-static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off)
+/* The result channel is a file (a memfd), so RLIMIT_FSIZE stops it at fileSizeBytes: Python and Node
+ * ignore SIGXFSZ and see EFBIG (a cut value), the others die of SIGXFSZ. */
+static void fsize_error(fb_result *r, const fb_result_limits *lim)
+{
+    char size[32], msg[200], reason[300];
+    human_size(lim->file_size_bytes, size, sizeof size);
+    set_status(r->obj, "error");
+    snprintf(msg, sizeof msg, "the return value is larger than %s, the largest file the function may write", size);
+    snprintf(reason, sizeof reason,
+             "the result channel is a file, which limits.fileSizeBytes (%s) bounds; return less, or raise "
+             "fileSizeBytes and resultBytes",
+             size);
+    set_limit_error(r->obj, "ResultTooLarge", msg, "fileSizeBytes", reason);
+}
+
+static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off, const fb_result_limits *lim)
 {
     const char *body = o->result.data + off;
     size_t len = o->result.len - off;
@@ -80,17 +122,31 @@ static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off)
     json_error_t jerr;
     json_t *v = o->result.truncated ? NULL
                                     : json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);
+    if (!v && !o->result.truncated && o->result.len >= lim->file_size_bytes) {
+        fsize_error(r, lim);
+        return 1;
+    }
+    if (!v && o->result.truncated) {
+        char size[32], reason[300];
+        human_size(lim->result_bytes, size, sizeof size);
+        set_status(r->obj, "error");
+        snprintf(msg, sizeof msg, "the return value is larger than the result limit of %s", size);
+        snprintf(reason, sizeof reason,
+                 "the return value took more than limits.resultBytes (%s) on the result channel; return less, or "
+                 "raise limits.resultBytes",
+                 size);
+        set_limit_error(r->obj, "ResultTooLarge", msg, "resultBytes", reason);
+        return 1;
+    }
     if (!v) {
         set_status(r->obj, "error");
-        if (o->result.truncated)
-            snprintf(msg, sizeof msg, "the return value is larger than the result limit");
-        else if (strstr(jerr.text, "depth"))
+        if (strstr(jerr.text, "depth"))
             snprintf(msg, sizeof msg, "the return value nests deeper than %d levels, the limit for JSON documents",
                      JSON_PARSER_MAX_DEPTH);
         else
             snprintf(msg, sizeof msg, "the return value on the result channel is not valid JSON (%s at byte %d)",
                      jerr.text, jerr.position);
-        set_error(r->obj, o->result.truncated ? "ResultTooLarge" : "SerializationError", msg, NULL);
+        set_error(r->obj, "SerializationError", msg, NULL);
         return 1;
     }
     json_decref(v);
@@ -105,18 +161,21 @@ static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off)
     return 0;
 }
 
-static void from_status(fb_result *r, const fb_sandbox_outcome *o, double timeout_s, int *exit_code);
+static void from_status(fb_result *r, const fb_sandbox_outcome *o, const fb_result_limits *lim, int *exit_code);
 
-static int from_header(fb_result *r, const fb_sandbox_outcome *o, json_t *h, size_t off, double timeout_s,
-                       int *exit_code)
+static int from_header(fb_result *r, const fb_sandbox_outcome *o, json_t *h, size_t off,
+                       const fb_result_limits *lim, int *exit_code)
 {
     if (json_is_true(json_object_get(h, "ok"))) {
-        int rc = accept_value(r, o, off);
+        int rc = accept_value(r, o, off, lim);
         *exit_code = rc == 0 ? 0 : 1;
         /* Killed while writing the value (the memory limit, a signal): the signal tells what happened, not
-         * the half-written text. */
-        if (rc == 1 && o->term_signal)
-            from_status(r, o, timeout_s, exit_code);
+         * the half-written text. SIGXFSZ there is the result channel (a file) outgrowing fileSizeBytes. */
+        if (rc == 1 && o->term_signal == SIGXFSZ && !o->oom_killed)
+            fsize_error(r, lim);
+        else if (rc == 1 && o->term_signal) {
+            from_status(r, o, lim, exit_code);
+        }
         return rc < 0 ? -1 : 0;
     }
     json_t *e = json_object_get(h, "error");
@@ -127,13 +186,54 @@ static int from_header(fb_result *r, const fb_sandbox_outcome *o, json_t *h, siz
     return 0;
 }
 
-static void from_status(fb_result *r, const fb_sandbox_outcome *o, double timeout_s, int *exit_code)
+static void from_signal(fb_result *r, const fb_sandbox_outcome *o, const fb_result_limits *lim)
 {
-    char msg[256];
+    char msg[256], reason[400], size[32];
+    if (o->oom_killed && o->term_signal == SIGKILL) {
+        human_size(lim->memory_bytes, size, sizeof size);
+        snprintf(msg, sizeof msg, "the function exceeded its memory limit of %s and was killed", size);
+        snprintf(reason, sizeof reason,
+                 "the call's processes together (files in /tmp and the workspace included) used more than "
+                 "limits.memoryBytes (%s), and the kernel's out-of-memory killer ended them; use less memory, or "
+                 "raise limits.memoryBytes",
+                 size);
+        set_limit_error(r->obj, "MemoryLimitExceeded", msg, "memoryBytes", reason);
+    } else if (o->term_signal == SIGXCPU) {
+        unsigned long long cpu = lim->cpu_seconds;
+        snprintf(msg, sizeof msg, "the function used more than %llu s of CPU time and was killed", cpu);
+        snprintf(reason, sizeof reason,
+                 "a process used limits.cpuSeconds (%llu s of CPU time; by default the timeout + %d s, which "
+                 "threads running in parallel reach before the wall clock does); use less CPU, or raise "
+                 "limits.cpuSeconds",
+                 cpu, FB_CPU_SLACK_S);
+        set_limit_error(r->obj, "CpuLimitExceeded", msg, "cpuSeconds", reason);
+    } else if (o->term_signal == SIGXFSZ) {
+        human_size(lim->file_size_bytes, size, sizeof size);
+        snprintf(msg, sizeof msg, "the function wrote a file larger than %s and was killed", size);
+        snprintf(reason, sizeof reason,
+                 "a write would have grown a file beyond limits.fileSizeBytes (%s); the runtime did not catch "
+                 "SIGXFSZ (Python does, and raises OSError EFBIG instead)",
+                 size);
+        set_limit_error(r->obj, "FileSizeLimitExceeded", msg, "fileSizeBytes", reason);
+    } else {
+        snprintf(msg, sizeof msg, "the process was killed by signal %d (SIG%s: %s)", o->term_signal,
+                 sigabbrev_np(o->term_signal) ? sigabbrev_np(o->term_signal) : "?",
+                 sigdescr_np(o->term_signal) ? sigdescr_np(o->term_signal) : "unknown");
+        set_error(r->obj, "Crash", msg, NULL);
+    }
+}
+
+static void from_status(fb_result *r, const fb_sandbox_outcome *o, const fb_result_limits *lim, int *exit_code)
+{
+    char msg[256], reason[300];
     if (o->timed_out) {
         set_status(r->obj, "timeout");
-        snprintf(msg, sizeof msg, "the function did not finish within the %g s timeout", timeout_s);
-        set_error(r->obj, "TimeoutError", msg, NULL);
+        snprintf(msg, sizeof msg, "the function did not finish within the %g s timeout", lim->timeout_s);
+        snprintf(reason, sizeof reason,
+                 "the call's wall-clock time reached its timeout of %g s, and every process of the call was killed; "
+                 "raise `timeout` (at most %g s)",
+                 lim->timeout_s, FB_MAX_TIMEOUT_S);
+        set_limit_error(r->obj, "TimeoutError", msg, "timeout", reason);
         *exit_code = 124;
     } else if (o->cancelled) {
         set_status(r->obj, "terminated");
@@ -141,14 +241,7 @@ static void from_status(fb_result *r, const fb_sandbox_outcome *o, double timeou
         *exit_code = 143;
     } else if (o->term_signal) {
         set_status(r->obj, "crash");
-        if (o->oom_killed && o->term_signal == SIGKILL) {
-            set_error(r->obj, "MemoryLimitExceeded", "the function exceeded its memory limit and was killed", NULL);
-        } else {
-            snprintf(msg, sizeof msg, "the process was killed by signal %d (SIG%s: %s)", o->term_signal,
-                     sigabbrev_np(o->term_signal) ? sigabbrev_np(o->term_signal) : "?",
-                     sigdescr_np(o->term_signal) ? sigdescr_np(o->term_signal) : "unknown");
-            set_error(r->obj, "Crash", msg, NULL);
-        }
+        from_signal(r, o, lim);
         *exit_code = 128 + o->term_signal;
     } else {
         set_status(r->obj, "error");
@@ -158,7 +251,16 @@ static void from_status(fb_result *r, const fb_sandbox_outcome *o, double timeou
     }
 }
 
-int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, double timeout_s, fb_error *err)
+/* The sandbox captured up to the larger of both caps; each stream keeps its own. */
+static void cap_stream(fb_buf *b, uint64_t cap)
+{
+    if (b->len > cap) {
+        b->len = (size_t)cap;
+        b->truncated = true;
+    }
+}
+
+int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits *lim, fb_error *err)
 {
     memset(r, 0, sizeof *r);
     r->obj = json_object();
@@ -169,12 +271,14 @@ int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, double timeout_s
     json_t *h = (o->timed_out || o->cancelled) ? NULL : parse_header(&o->result, &off);
     int rc = 0;
     if (h)
-        rc = from_header(r, o, h, off, timeout_s, &exit_code);
+        rc = from_header(r, o, h, off, lim, &exit_code);
     else
-        from_status(r, o, timeout_s, &exit_code);
+        from_status(r, o, lim, &exit_code);
     json_decref(h);
     if (rc < 0)
         return fb_set_error(err, "InternalError", 0, "out of memory");
+    cap_stream(&o->out, lim->stdout_bytes);
+    cap_stream(&o->errout, lim->stderr_bytes);
     set_text(r->obj, "stdout", o->out.data, o->out.len);
     set_text(r->obj, "stderr", o->errout.data, o->errout.len);
     json_object_set_new(r->obj, "exitCode", json_integer(exit_code));

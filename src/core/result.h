@@ -3,6 +3,7 @@
 #define FB_RESULT_H
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sandbox/sandbox.h"
 #include "util/error.h"
@@ -13,10 +14,18 @@ typedef struct fb_result {
     size_t result_len;
 } fb_result;
 
+/* The limits a call ran under, to name the one it hit: error.reason is a sentence naming the limit and
+ * its value, error.limit the request field ("memoryBytes", "timeout"...). */
+typedef struct fb_result_limits {
+    double timeout_s;
+    uint64_t memory_bytes, result_bytes, file_size_bytes, cpu_seconds;
+    uint64_t stdout_bytes, stderr_bytes; /* each stream is cut to its own cap here (truncated.stdout/stderr) */
+} fb_result_limits;
+
 /* A result for a call that did not run: status "error", error from err, exitCode given. */
 int fb_result_from_error(fb_result *r, const fb_error *err, int exit_code, double duration_ms);
 /* A result from a finished sandbox run and the harness's report on fd 3. */
-int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, double timeout_s, fb_error *err);
+int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits *lim, fb_error *err);
 /* Adds meta {duration, signatureSource}. */
 int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_source);
 /* Adds meta.compile ("hit", "miss" or "off": the compile cache) for compiled languages; after set_meta. */

@@ -328,6 +328,27 @@ static void add_skipped(const fb_workspace *ws, json_t *files)
         json_decref(skipped);
 }
 
+/* The seed's afterSync (every change that was tried) and syncError (those that failed) events. */
+static void add_sync_events(json_t *report, json_t *events)
+{
+    size_t i;
+    json_t *d;
+    json_array_foreach(json_object_get(report, "details"), i, d) {
+        const char *status = json_string_value(json_object_get(d, "status"));
+        if (!status || strcmp(status, "notAttempted") == 0 || strcmp(status, "skipped") == 0)
+            continue;
+        bool ok = strcmp(status, "synced") == 0;
+        json_t *path = json_object_get(d, "path"), *error = json_object_get(d, "error");
+        json_t *ev = json_pack("{s:s, s:O, s:b}", "type", "afterSync", "path", path, "success", ok);
+        if (ev && error)
+            json_object_set(ev, "error", error);
+        json_array_append_new(events, ev);
+        if (!ok && strcmp(status, "failed") == 0)
+            json_array_append_new(events, json_pack("{s:s, s:O, s:O?}", "type", "syncError", "path", path, "error",
+                                                    error));
+    }
+}
+
 int fb_workspace_report(const fb_workspace *ws, json_t *result, fb_error *err)
 {
     const fb_reporting *rep = &ws->req->reporting;
@@ -346,8 +367,10 @@ int fb_workspace_report(const fb_workspace *ws, json_t *result, fb_error *err)
         if (fb_mountfs_failure(ws->fs[i]))
             json_object_set_new(files, "error", json_string(fb_mountfs_failure(ws->fs[i])));
     json_object_set_new(result, "files", files);
-    if (ws->sync_report)
+    if (ws->sync_report) {
         json_object_set(result, "sync", ws->sync_report);
+        add_sync_events(ws->sync_report, events);
+    }
     if (json_array_size(events))
         json_object_set_new(result, "events", events);
     else

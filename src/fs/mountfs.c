@@ -48,12 +48,14 @@ struct fb_mountfs {
     struct fuse *fuse;
     int fuse_fd;
     int stop_fd;             /* eventfd: readable => the server loop returns */
+    struct handle *handles;  /* every open file, freed with fs if the call died holding some */
     pthread_t thread;
     bool running;
     char failure[256];
 };
 
 typedef struct handle {       /* one open file */
+    struct handle *prev, *next;
     ov_entry *e;              /* the upper-layer entry (writes, or reads of changed files) */
     int lower_fd;             /* the host file, for reads of unchanged files; -1 if none */
     char *rel;
@@ -416,6 +418,7 @@ static int copy_up(fb_mountfs *fs, const char *rel, const struct stat *st, ov_en
 
 static int new_handle(ov_entry *e, int lower_fd, const char *rel, bool discard, struct fuse_file_info *fi)
 {
+    fb_mountfs *fs = self();
     handle *h = calloc(1, sizeof *h);
     if (!h || !(h->rel = strdup(rel))) {
         free(h);
@@ -428,8 +431,28 @@ static int new_handle(ov_entry *e, int lower_fd, const char *rel, bool discard, 
     h->discard = discard;
     if (e)
         ov_hold(e);
+    h->next = fs->handles;
+    if (fs->handles)
+        fs->handles->prev = h;
+    fs->handles = h;
     fi->fh = (uint64_t)(uintptr_t)h;
     return 0;
+}
+
+static void handle_free(fb_mountfs *fs, handle *h)
+{
+    if (h->prev)
+        h->prev->next = h->next;
+    else
+        fs->handles = h->next;
+    if (h->next)
+        h->next->prev = h->prev;
+    if (h->e)
+        ov_release(&fs->ov, h->e);
+    if (h->lower_fd >= 0)
+        close(h->lower_fd);
+    free(h->rel);
+    free(h);
 }
 
 static int fs_open(const char *path, struct fuse_file_info *fi)
@@ -525,13 +548,7 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t off, s
 static int fs_release(const char *path, struct fuse_file_info *fi)
 {
     fb_mountfs *fs = self();
-    handle *h = (handle *)(uintptr_t)fi->fh;
-    if (h->e)
-        ov_release(&fs->ov, h->e);
-    if (h->lower_fd >= 0)
-        close(h->lower_fd);
-    free(h->rel);
-    free(h);
+    handle_free(fs, (handle *)(uintptr_t)fi->fh);
     return 0;
 }
 
@@ -856,7 +873,7 @@ static int eager_walk(fb_mountfs *fs, const char *rel, size_t *budget)
     char crel[PATH_MAX];
     for (int i = 0; i < n; i++) {
         const char *name = names[i]->d_name;
-        if (strcmp(name, ".") && strcmp(name, "..") && *budget > 0) {
+        if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && *budget > 0) {
             (*budget)--;
             child_rel(crel, sizeof crel, rel, name);
             struct stat st;
@@ -1111,6 +1128,8 @@ void fb_mountfs_free(fb_mountfs *fs)
         close(fs->stop_fd);
     if (fs->root_fd >= 0)
         close(fs->root_fd);
+    while (fs->handles) /* files still open when the call's processes were killed */
+        handle_free(fs, fs->handles);
     ov_store_free(&fs->ov);
     ov_store_free(&fs->decided);
     fb_denial_list_free(&fs->denials);

@@ -27,7 +27,7 @@ ov_entry *ov_find(const ov_store *s, const char *rel)
 
 static void entry_clear(ov_store *s, ov_entry *e)
 {
-    s->bytes -= e->cap;
+    s->bytes -= e->len;
     free(e->data);
     e->data = NULL;
     e->len = e->cap = 0;
@@ -40,7 +40,7 @@ ov_entry *ov_put(ov_store *s, const char *rel, ov_kind kind, mode_t mode)
     if (!e) {
         if (s->n == s->cap) {
             size_t ncap = s->cap ? s->cap * 2 : 32;
-            ov_entry **nv = reallocarray(s->v, ncap, sizeof *nv);
+            ov_entry **nv = reallocarray(s->v, ncap, sizeof(ov_entry *));
             if (!nv)
                 return NULL;
             s->v = nv;
@@ -51,7 +51,7 @@ ov_entry *ov_put(ov_store *s, const char *rel, ov_kind kind, mode_t mode)
             free(e);
             return NULL;
         }
-        memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof *s->v);
+        memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof(ov_entry *));
         s->v[i] = e;
         s->n++;
     } else if (e->open_count > 0) { /* still open under its old identity: keep it for its handles */
@@ -93,7 +93,7 @@ static ov_entry *detach(ov_store *s, const char *rel)
     if (i >= s->n || strcmp(s->v[i]->rel, rel) != 0)
         return NULL;
     ov_entry *e = s->v[i];
-    memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof *s->v);
+    memmove(s->v + i, s->v + i + 1, (s->n - i - 1) * sizeof(ov_entry *));
     s->n--;
     return e;
 }
@@ -116,7 +116,7 @@ int ov_rename(ov_store *s, const char *from, const char *to)
         return -ENOMEM;
     if (s->n == s->cap) { /* make room first so that nothing fails after the entry left its place */
         size_t ncap = s->cap ? s->cap * 2 : 32;
-        ov_entry **nv = reallocarray(s->v, ncap, sizeof *nv);
+        ov_entry **nv = reallocarray(s->v, ncap, sizeof(ov_entry *));
         if (!nv) {
             free(nrel);
             return -ENOMEM;
@@ -133,7 +133,7 @@ int ov_rename(ov_store *s, const char *from, const char *to)
     free(e->rel);
     e->rel = nrel;
     size_t i = lower_bound(s, nrel);
-    memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof *s->v);
+    memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof(ov_entry *));
     s->v[i] = e;
     s->n++;
     return 0;
@@ -154,24 +154,43 @@ void ov_release(ov_store *s, ov_entry *e)
         ov_remove(s, e->rel);
 }
 
-static int reserve(ov_store *s, ov_entry *e, size_t need)
+/* The store counts content (lengths), not allocations: growth slack and space given back by a
+ * truncation are not charged to the function. Allocations grow by doubling and shrink when a file
+ * falls below a quarter of its buffer, so fnbox's own memory stays a small multiple of the content. */
+static int set_len(ov_store *s, ov_entry *e, size_t len)
 {
-    if (need <= e->cap)
-        return 0;
-    size_t ncap = e->cap ? e->cap : 4096;
-    while (ncap < need)
-        ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
-    if (s->max_bytes && s->bytes - e->cap + ncap > s->max_bytes) {
-        ncap = need; /* no slack when close to the cap */
-        if (s->bytes - e->cap + ncap > s->max_bytes)
-            return -ENOSPC;
+    if (len > e->len && s->max_bytes && s->bytes - e->len + len > s->max_bytes)
+        return -ENOSPC;
+    size_t ncap = e->cap;
+    if (len > e->cap) {
+        ncap = e->cap ? e->cap : 4096;
+        while (ncap < len)
+            ncap = ncap > SIZE_MAX / 2 ? len : ncap * 2;
+        if (s->max_bytes && ncap > s->max_bytes && len <= s->max_bytes)
+            ncap = len; /* no slack beyond what the cap could ever hold */
+    } else if (len < e->cap / 4) {
+        ncap = len;
     }
-    unsigned char *nd = realloc(e->data, ncap);
-    if (!nd)
-        return -ENOMEM;
-    s->bytes += ncap - e->cap;
-    e->data = nd;
-    e->cap = ncap;
+    if (ncap != e->cap) {
+        if (ncap == 0) {
+            free(e->data);
+            e->data = NULL;
+        } else {
+            unsigned char *nd = realloc(e->data, ncap);
+            if (!nd) {
+                if (len <= e->cap)
+                    goto done; /* shrinking is best effort */
+                return -ENOMEM;
+            }
+            e->data = nd;
+        }
+        e->cap = ncap;
+    }
+done:
+    if (len > e->len)
+        memset(e->data + e->len, 0, len - e->len); /* a hole or an extension reads as zeros */
+    s->bytes = s->bytes - e->len + len;
+    e->len = len;
     return 0;
 }
 
@@ -179,15 +198,15 @@ int ov_write(ov_store *s, ov_entry *e, const void *buf, size_t len, off_t off)
 {
     if (off < 0 || (uint64_t)off > SIZE_MAX - len)
         return -EFBIG;
+    if (len == 0) /* POSIX: writing nothing never extends a file */
+        return 0;
     size_t end = (size_t)off + len;
-    int rc = reserve(s, e, end);
-    if (rc < 0)
-        return rc;
-    if ((size_t)off > e->len) /* a hole reads as zeros */
-        memset(e->data + e->len, 0, (size_t)off - e->len);
+    if (end > e->len) {
+        int rc = set_len(s, e, end);
+        if (rc < 0)
+            return rc;
+    }
     memcpy(e->data + off, buf, len);
-    if (end > e->len)
-        e->len = end;
     clock_gettime(CLOCK_REALTIME, &e->mtime);
     return (int)len;
 }
@@ -196,27 +215,22 @@ int ov_truncate(ov_store *s, ov_entry *e, off_t size)
 {
     if (size < 0)
         return -EINVAL;
-    if ((size_t)size > e->len) {
-        int rc = reserve(s, e, (size_t)size);
-        if (rc < 0)
-            return rc;
-        memset(e->data + e->len, 0, (size_t)size - e->len);
-    }
-    e->len = (size_t)size;
+    if ((uint64_t)size > SIZE_MAX)
+        return -EFBIG;
+    int rc = set_len(s, e, (size_t)size);
+    if (rc < 0)
+        return rc;
     clock_gettime(CLOCK_REALTIME, &e->mtime);
     return 0;
 }
 
 int ov_set_data(ov_store *s, ov_entry *e, const void *buf, size_t len)
 {
-    e->len = 0;
-    if (len == 0)
-        return 0;
-    int rc = reserve(s, e, len);
+    int rc = set_len(s, e, len);
     if (rc < 0)
         return rc;
-    memcpy(e->data, buf, len);
-    e->len = len;
+    if (len)
+        memcpy(e->data, buf, len);
     return 0;
 }
 

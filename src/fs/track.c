@@ -99,14 +99,20 @@ static int open_beneath(int root_fd, const char *rel, int flags)
     return (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof how);
 }
 
-/* Reads a regular file whole. *data is NULL for an empty file. */
+/* Reads a regular file whole. *data is NULL for an empty file. O_NONBLOCK and the type check after
+ * opening keep a FIFO (or a file swapped for one since the stat) from blocking fnbox forever. */
 static int read_file(int root_fd, const char *rel, size_t size, unsigned char **data, size_t *len)
 {
     *data = NULL;
     *len = 0;
-    int fd = open_beneath(root_fd, rel, O_RDONLY);
+    int fd = open_beneath(root_fd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return -1;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
     unsigned char *buf = size ? malloc(size) : NULL;
     size_t got = 0;
     while (buf && got < size) {
@@ -181,8 +187,8 @@ static int visit(walk *w, const char *rel, const char *vpath)
         return 0;
     if (!e)
         rc = report(w, FB_CHANGE_CREATED, vpath, rel, &st);
-    else if (!e->dir && (!S_ISREG(st.st_mode) || !same_content(w, rel, &st, e)))
-        rc = report(w, FB_CHANGE_MODIFIED, vpath, rel, &st);
+    else if (e->dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode) || !same_content(w, rel, &st, e))
+        rc = report(w, FB_CHANGE_MODIFIED, vpath, rel, &st); /* new content, or a new type */
     if (rc == 0 && S_ISDIR(st.st_mode))
         rc = walk_dir(w, rel);
     return rc;
@@ -199,7 +205,7 @@ static int walk_dir(walk *w, const char *rel)
     int rc = 0;
     for (int i = 0; i < n; i++) {
         const char *name = names[i]->d_name;
-        if (rc == 0 && strcmp(name, ".") && strcmp(name, "..") && w->budget > 0) {
+        if (rc == 0 && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && w->budget > 0) {
             w->budget--;
             char crel[PATH_MAX], vpath[PATH_MAX];
             int a = snprintf(crel, sizeof crel, "%s%s%s", rel, *rel ? "/" : "", name);

@@ -81,14 +81,26 @@ static void probe_pidfd(fb_feature *f)
         snprintf(f->fix, sizeof f->fix, "Linux 5.3 or later is required");
 }
 
+/* Landlock is a second layer for paths (and, from ABI 6, abstract sockets and signals), isolated anyway by
+ * the namespaces, read-only locked mounts, dropped capabilities and seccomp; but it alone enforces
+ * permissions.childProcess, so without it only calls allowing every command run (fail closed). */
 static void probe_landlock(fb_feature *f)
 {
-    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1UL /* LANDLOCK_CREATE_RULESET_VERSION */);
+    int why = 0;
+    int abi = fb_landlock_abi(&why);
     f->ok = abi > 0;
     if (f->ok)
-        snprintf(f->detail, sizeof f->detail, "ABI %ld (not used yet: planned second layer)", abi);
+        snprintf(f->detail, sizeof f->detail, "ABI %d: second layer on (paths, execute%s)", abi,
+                 abi >= 6 ? ", abstract unix socket and signal scoping" : "; no socket/signal scoping before ABI 6");
     else
-        snprintf(f->detail, sizeof f->detail, "unavailable: %s", strerror(errno));
+        snprintf(f->detail, sizeof f->detail,
+                 "unavailable (%s): it alone restricts which programs a function may start, so calls are "
+                 "refused (KernelFeatureMissing) unless they allow every command (permissions.childProcess: "
+                 "true); namespaces, read-only locked mounts and seccomp still apply",
+                 strerror(why));
+    if (!f->ok)
+        snprintf(f->fix, sizeof f->fix, "boot a kernel with CONFIG_SECURITY_LANDLOCK=y and landlock in its lsm= "
+                                        "list (Linux 5.13+; 6.12+ for socket and signal scoping)");
 }
 
 /* Host mounts are served over FUSE: /dev/fuse must open read-write for the user running fnbox. */
@@ -158,7 +170,7 @@ size_t fb_features_probe(fb_feature *out, size_t cap)
         probe_cgroup(f);
     if ((f = add(out, cap, &n, "fuse (host mounts)", false)))
         probe_fuse(f);
-    if ((f = add(out, cap, &n, "landlock", false)))
+    if ((f = add(out, cap, &n, "landlock", true)))
         probe_landlock(f);
     if ((f = add(out, cap, &n, "sandbox start", true)))
         probe_sandbox(f);

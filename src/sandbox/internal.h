@@ -22,6 +22,17 @@ void fb_idmap_choose(fb_idmap *m);
 int fb_userns_write_maps(pid_t pid, const fb_idmap *m, fb_error *err);
 int fb_userns_become_inner(const fb_idmap *m, fb_error *err);         /* [child] */
 int fb_caps_drop_all(fb_error *err);                                   /* [child] */
+/* [child] Moves the caller into a user and mount namespace nested in the sandbox's, so that every mount
+ * it inherits is locked (MNT_LOCKED): no remounting read-write, no unmounting, whatever its capabilities. */
+int fb_userns_lock_mounts(fb_error *err);
+
+/* landlock.c */
+/* The kernel's Landlock ABI version, probed once per process (0: unavailable; *why, if given, gets the
+ * probe's errno). Thread-safe. */
+int fb_landlock_abi(int *why);
+/* [child] Restricts the caller (and its future children) to spec's paths and executables; no-op without
+ * Landlock or with the "landlock" defence switched off. */
+int fb_landlock_apply(const fb_sandbox_spec *spec, fb_error *err);
 
 /* rootfs.c */
 /* [child] Mounts the FUSE connections fuse_fds (spec->nfuse of them) and fills scratch_fds (O_PATH, in

@@ -1,14 +1,16 @@
 /* Resource limits: a per-call cgroup (memory including tmpfs pages, and pids) where one can be made,
- * and rlimits. RLIMIT_AS would kill Node/V8 (it reserves huge address ranges), so without a cgroup the
+ * and rlimits. The cgroup is emptied (cgroup.kill on v2) and removed when the call ends. RLIMIT_AS would kill Node/V8 (it reserves huge address ranges), so without a cgroup the
  * memory fallback is RLIMIT_DATA, which counts only committed writable private memory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,6 +148,9 @@ static void try_v2(fb_cgroup *cg, const fb_sandbox_limits *lim)
     snprintf(num, sizeof num, "%" PRIu64, lim->memory_bytes);
     bool mem = write_text(dir, "memory.max", num) == 0;
     (void)write_text(dir, "memory.swap.max", "0");
+    /* An out-of-memory kill takes the whole call, not one process of it (Linux 4.19+): a function whose
+     * child was killed would otherwise go on with half its work gone. */
+    (void)write_text(dir, "memory.oom.group", "1");
     snprintf(num, sizeof num, "%" PRIu64, lim->pids);
     bool pids = write_text(dir, "pids.max", num) == 0;
     if (!mem && !pids) {
@@ -204,13 +209,66 @@ void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_k
     }
 }
 
-static void remove_dir(char *dir)
+/* Kills every process still listed in dir's cgroup.procs (v1 has no cgroup.kill). Each pid is pinned with a
+ * pidfd and checked to be listed still after that, so a pid reused by an unrelated process is never hit.
+ * Returns how many were listed. */
+static int kill_listed(const char *dir)
+{
+    char path[640], buf[4096];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    int listed = 0;
+    for (char *p = buf, *end; *p; p = end) {
+        long pid = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        while (*end == '\n')
+            end++;
+        listed++;
+        int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+        if (pfd < 0)
+            continue;
+        char again[4096];
+        int f2 = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t m = f2 >= 0 ? read(f2, again, sizeof again - 1) : -1;
+        if (f2 >= 0)
+            close(f2);
+        char needle[32];
+        int len = snprintf(needle, sizeof needle, "%ld\n", pid);
+        if (m > 0) {
+            again[m] = '\0';
+            for (const char *q = again; (q = strstr(q, needle)) != NULL; q += len)
+                if (q == again || q[-1] == '\n') {
+                    (void)syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+                    break;
+                }
+        }
+        close(pfd);
+    }
+    return listed;
+}
+
+/* Empties and removes one cgroup. Normally every process is gone already (killing the PID namespace's init
+ * kills them all, and fnbox reaped init), but the last ones may still be leaving. Kill whatever is left
+ * (cgroup.kill on v2, Linux 5.14+; each listed pid on v1), wait until it is empty, remove it. Bounded:
+ * after ~2 s a cgroup that will not empty is left behind rather than hang the call. */
+static void remove_dir(char *dir, bool v2)
 {
     if (!dir[0])
         return;
-    /* The last tasks may still be leaving the cgroup right after the namespace's init was reaped. */
-    for (int i = 0; i < 200 && rmdir(dir) < 0 && errno == EBUSY; i++) {
-        struct timespec ts = {0, 500000};
+    for (int i = 0; i < 400 && rmdir(dir) < 0 && errno == EBUSY; i++) {
+        if (i == 2 || i % 50 == 49) { /* not at once: the exiting tasks usually leave within a millisecond */
+            if (!v2 || write_text(dir, "cgroup.kill", "1") < 0)
+                (void)kill_listed(dir);
+        }
+        struct timespec ts = {0, i < 20 ? 500000 : 5000000};
         nanosleep(&ts, NULL);
     }
     dir[0] = '\0';
@@ -220,8 +278,8 @@ void fb_cgroup_destroy(fb_cgroup *cg)
 {
     if (cg->v2 && strcmp(cg->memory_dir, cg->pids_dir) == 0)
         cg->pids_dir[0] = '\0';
-    remove_dir(cg->memory_dir);
-    remove_dir(cg->pids_dir);
+    remove_dir(cg->memory_dir, cg->v2);
+    remove_dir(cg->pids_dir, cg->v2);
 }
 
 static int set_limit(int resource, rlim_t soft, rlim_t hard, const char *name, fb_error *err)
@@ -234,7 +292,8 @@ static int set_limit(int resource, rlim_t soft, rlim_t hard, const char *name, f
 
 int fb_rlimits_apply(const fb_sandbox_limits *lim, bool memory_by_cgroup, bool pids_by_cgroup, fb_error *err)
 {
-    rlim_t cpu = (rlim_t)lim->timeout_s + 2; /* a backstop: the wall-clock deadline normally fires first */
+    /* by default a backstop: a single-threaded function reaches the wall-clock deadline first */
+    rlim_t cpu = lim->cpu_seconds ? (rlim_t)lim->cpu_seconds : (rlim_t)lim->timeout_s + 2;
     if (set_limit(RLIMIT_CORE, 0, 0, "CORE", err) < 0 ||
         set_limit(RLIMIT_NOFILE, lim->nofile, lim->nofile, "NOFILE", err) < 0 ||
         set_limit(RLIMIT_FSIZE, lim->fsize_bytes, lim->fsize_bytes, "FSIZE", err) < 0 ||

@@ -27,6 +27,7 @@ typedef struct fb_sandbox_limits {
     uint64_t tmpfs_inodes;
     size_t output_bytes;          /* per stream */
     size_t result_bytes;
+    uint64_t cpu_seconds;         /* RLIMIT_CPU, per process; 0: the timeout + 2 s (a backstop) */
 } fb_sandbox_limits;
 
 typedef struct fb_sandbox_spec {
@@ -54,10 +55,23 @@ typedef struct fb_sandbox_spec {
     int (*on_fuse)(void *ctx, size_t index, int fd, fb_error *err);
     void *fuse_ctx;
     bool keep_scratch;            /* hand the writable tmpfs areas out (outcome.scratch_*) to track changes */
+    /* permissions.network: init opens a listening TCP socket on 127.0.0.1:FB_SANDBOX_PROXY_PORT inside the
+     * call's network namespace (after bringing lo up) and it is handed to on_proxy in the parent before the
+     * program starts; the callee owns the fd (even on failure) and serves it (net/proxy.h). Without
+     * proxy_listen nothing listens there and the sandbox has no way out at all. */
+    bool proxy_listen;
+    int (*on_proxy)(void *ctx, int fd, fb_error *err);
+    void *proxy_ctx;
+    /* Which programs the sandbox may execve (Landlock's execute right, where the kernel has Landlock):
+     * exec_path (and the dynamic loader or script interpreter it needs) always; also these absolute paths
+     * (NULL-terminated; NULL for none); or, with exec_any, everything (e.g. a compiler's toolchain). */
+    const char *const *exec_allow;
+    bool exec_any;
 } fb_sandbox_spec;
 
 #define FB_SANDBOX_MAX_FUSE 16
 #define FB_SANDBOX_MAX_SCRATCH 3
+#define FB_SANDBOX_PROXY_PORT 3128 /* the proxy inside: 127.0.0.1:3128 (squid's port, what clients expect) */
 
 typedef struct fb_sandbox_outcome {
     bool timed_out;

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <linux/sched.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -58,8 +59,9 @@ static __attribute__((noreturn)) void child_fail(int report_fd, const fb_error *
 {
     char msg[FB_MAX_SETUP_MSG];
     int n = snprintf(msg, sizeof msg, "E%s: %s", err->type[0] ? err->type : "SandboxSetupFailed", err->message);
+    /* with its NUL: when the program fails, init appends the program's wait status ("S<int>") after it */
     if (n > 0)
-        (void)fb_write_all(report_fd, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+        (void)fb_write_all(report_fd, msg, (size_t)n < sizeof msg ? (size_t)n + 1 : sizeof msg);
     _exit(127);
 }
 
@@ -106,9 +108,10 @@ static __attribute__((noreturn)) void program_main(const child_ctx *c)
         fb_set_error(&err, "SandboxSetupFailed", errno, "announcing the program");
     else if (setsid() < 0)
         fb_set_error(&err, "SandboxSetupFailed", errno, "setsid");
-    else if (setup_fds(c, &err) == 0 &&
+    else if (fb_userns_lock_mounts(&err) == 0 && setup_fds(c, &err) == 0 &&
              fb_rlimits_apply(&spec->limits, c->memory_by_cgroup, c->pids_by_cgroup, &err) == 0 &&
-             fb_caps_drop_all(&err) == 0 && fb_seccomp_load(c->bpf, &err) == 0) {
+             fb_landlock_apply(spec, &err) == 0 && fb_caps_drop_all(&err) == 0 &&
+             fb_seccomp_load(c->bpf, &err) == 0) {
         execve(spec->exec_path, spec->argv, spec->envp);
         fb_set_error(&err, "SandboxSetupFailed", errno, "execve %s", spec->exec_path);
     }
@@ -160,12 +163,34 @@ static int open_fuse_devices(const fb_sandbox_spec *spec, int *fds, fb_error *er
     return 0;
 }
 
-/* Hands the FUSE connections and the scratch roots to the parent in one message ('f' + SCM_RIGHTS). */
+#define MAX_PASSED_FDS (FB_SANDBOX_MAX_FUSE + 1 + FB_SANDBOX_MAX_SCRATCH) /* FUSE, proxy, scratch roots */
+
+/* [child] The proxy's listening socket: TCP on 127.0.0.1:FB_SANDBOX_PROXY_PORT, opened here, in the call's
+ * network namespace, so that it is reachable from inside only; the supervisor accepts on it from outside
+ * (a socket stays in the namespace it was created in, whoever holds it). Loopback must be up to bind
+ * 127.0.0.1 (the kernel assigns it when lo comes up); init brings it up again later, which is harmless.
+ * No SO_REUSEPORT: nothing in the sandbox can bind the same port and steal connections. */
+static int open_proxy_listener(int *fd, fb_error *err)
+{
+    if (fb_net_loopback_up(err) < 0)
+        return -1;
+    *fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (*fd < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "proxy socket");
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(FB_SANDBOX_PROXY_PORT),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (bind(*fd, (const struct sockaddr *)&sin, sizeof sin) < 0 || listen(*fd, 64) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "proxy socket on 127.0.0.1:%d", FB_SANDBOX_PROXY_PORT);
+    return 0;
+}
+
+/* Hands the FUSE connections, the proxy's socket and the scratch roots to the parent in one message
+ * ('f' + SCM_RIGHTS), in that order. */
 static int send_fds(int sock, const int *fds, size_t n, fb_error *err)
 {
     union {
         struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * (FB_SANDBOX_MAX_FUSE + FB_SANDBOX_MAX_SCRATCH))];
+        char buf[CMSG_SPACE(sizeof(int) * MAX_PASSED_FDS)];
     } ctl;
     memset(&ctl, 0, sizeof ctl);
     struct iovec iov = {.iov_base = "f", .iov_len = 1};
@@ -181,16 +206,19 @@ static int send_fds(int sock, const int *fds, size_t n, fb_error *err)
     return 0;
 }
 
-/* Builds the root, passes the mounts' connections and the scratch roots out, enters the workdir. */
+/* Builds the root, passes the mounts' connections, the proxy's socket and the scratch roots out, enters
+ * the workdir. */
 static int prepare_root(const child_ctx *c, fb_error *err)
 {
     const fb_sandbox_spec *spec = c->spec;
-    int fds[FB_SANDBOX_MAX_FUSE + FB_SANDBOX_MAX_SCRATCH];
-    size_t nscratch = 0;
-    if (fb_rootfs_build(spec, c->fuse_fds, fds + spec->nfuse, &nscratch, err) < 0)
+    int fds[MAX_PASSED_FDS];
+    size_t nscratch = 0, nproxy = spec->proxy_listen ? 1 : 0;
+    if (nproxy && open_proxy_listener(&fds[spec->nfuse], err) < 0)
+        return -1;
+    if (fb_rootfs_build(spec, c->fuse_fds, fds + spec->nfuse + nproxy, &nscratch, err) < 0)
         return -1;
     memcpy(fds, c->fuse_fds, sizeof(int) * spec->nfuse);
-    size_t n = spec->nfuse + nscratch;
+    size_t n = spec->nfuse + nproxy + nscratch;
     if (n > 0 && send_fds(c->sync_fd, fds, n, err) < 0)
         return -1;
     for (size_t i = 0; i < n; i++)
@@ -336,7 +364,8 @@ static int join_cgroup(void *ctx, pid_t program, fb_error *err)
  * here. */
 static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sandbox_outcome *out, fb_error *err)
 {
-    size_t want = spec->nfuse + (spec->keep_scratch ? FB_SANDBOX_MAX_SCRATCH : 0);
+    size_t nproxy = spec->proxy_listen ? 1 : 0;
+    size_t want = spec->nfuse + nproxy + (spec->keep_scratch ? FB_SANDBOX_MAX_SCRATCH : 0);
     if (want == 0)
         return 0;
     struct pollfd p[2] = {{.fd = sock, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
@@ -345,15 +374,14 @@ static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sand
         return 0;
     union {
         struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * (FB_SANDBOX_MAX_FUSE + FB_SANDBOX_MAX_SCRATCH)) +
-                 CMSG_SPACE(sizeof(struct ucred))];
+        char buf[CMSG_SPACE(sizeof(int) * MAX_PASSED_FDS) + CMSG_SPACE(sizeof(struct ucred))];
     } ctl;
     char byte = 0;
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
     if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1 || byte != 'f')
         return 0;
-    int fds[FB_SANDBOX_MAX_FUSE + FB_SANDBOX_MAX_SCRATCH];
+    int fds[MAX_PASSED_FDS];
     size_t n = 0;
     /* the order in which fb_rootfs_build opens them */
     const char *scratch_paths[FB_SANDBOX_MAX_SCRATCH] = {spec->workdir, "/tmp", "/dev/shm"};
@@ -366,12 +394,19 @@ static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sand
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
         if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
             n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            if (n > MAX_PASSED_FDS) /* cannot happen: the buffer holds no more (MSG_CTRUNC) */
+                n = MAX_PASSED_FDS;
             memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
         }
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         if (i < spec->nfuse) {
             if (rc == 0 && spec->on_fuse(spec->fuse_ctx, i, fds[i], err) < 0)
+                rc = -1; /* the callee owns fds[i] either way */
+            else if (rc < 0)
+                close(fds[i]);
+        } else if (i < spec->nfuse + nproxy) {
+            if (rc == 0 && spec->on_proxy(spec->proxy_ctx, fds[i], err) < 0)
                 rc = -1; /* the callee owns fds[i] either way */
             else if (rc < 0)
                 close(fds[i]);
@@ -448,6 +483,7 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     if (fb_cgroup_create(&cg, &spec->limits, err) < 0)
         return -1;
     out->memory_limit_mechanism = cg.mechanism;
+    (void)fb_landlock_abi(NULL); /* probed once per process, here: the children inherit the answer */
     if (fb_seccomp_compile(&bpf, err) < 0 || run_fds_open(&f, err) < 0)
         goto done;
     child_ctx c = {.spec = spec, .bpf = &bpf, .idmap = idmap, .memory_by_cgroup = cg.memory_dir[0] != '\0',

@@ -7,7 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -87,7 +87,7 @@ static int on_started(const fb_supervise_io *io, sv_state *st, fb_error *err)
 
 static void write_input(const fb_supervise_io *io, sv_state *st)
 {
-    ssize_t n = write(*io->input_fd, io->input + st->input_off, io->input_len - st->input_off);
+    ssize_t n = fb_write_nosigpipe(*io->input_fd, io->input + st->input_off, io->input_len - st->input_off);
     if (n > 0)
         st->input_off += (size_t)n;
     if ((n < 0 && errno != EAGAIN && errno != EINTR) || st->input_off >= io->input_len) {
@@ -164,8 +164,13 @@ static uint64_t own_rss_bytes(void)
     if (n <= 0)
         return 0;
     text[n] = '\0';
-    unsigned long long size = 0, resident = 0;
-    if (sscanf(text, "%llu %llu", &size, &resident) != 2)
+    char *end = NULL;
+    (void)strtoull(text, &end, 10); /* the first field is the total size */
+    if (end == text || *end != ' ')
+        return 0;
+    char *p = end;
+    unsigned long long resident = strtoull(p, &end, 10);
+    if (end == p)
         return 0;
     long page = sysconf(_SC_PAGESIZE);
     return (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096);

@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sandbox/defences.h"
 #include "sandbox/internal.h"
 #include "util/fd.h"
 
@@ -25,7 +27,10 @@ void fb_idmap_choose(fb_idmap *m)
 static int write_proc_file(pid_t pid, const char *name, const char *text, fb_error *err)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+    if (pid == 0)
+        snprintf(path, sizeof path, "/proc/self/%s", name);
+    else
+        snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return fb_set_error(err, "SandboxSetupFailed", errno, "user namespace: open %s", path);
@@ -87,8 +92,26 @@ int fb_userns_become_inner(const fb_idmap *m, fb_error *err)
     return 0;
 }
 
+/* Test-only ("caps" switch): instead of dropping them, keep every capability across execve (ambient), as
+ * if the drop had failed, so the suite can show what the layers behind it (locked mounts) still stop. */
+static int caps_keep_for_tests(fb_error *err)
+{
+    struct __user_cap_data_struct data[2];
+    if (caps_get(data) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "capget");
+    data[0].inheritable = data[0].permitted;
+    data[1].inheritable = data[1].permitted;
+    if (caps_set(data) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "capset (inheritable)");
+    for (int cap = 0; cap <= 63; cap++)
+        (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0);
+    return 0;
+}
+
 int fb_caps_drop_all(fb_error *err)
 {
+    if (fb_defence_disabled("caps"))
+        return caps_keep_for_tests(err);
     for (int cap = 0; cap <= 63; cap++) {
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
             return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_CAPBSET_DROP, %d)", cap);
@@ -101,5 +124,36 @@ int fb_caps_drop_all(fb_error *err)
         return fb_set_error(err, "SandboxSetupFailed", errno, "capset (drop all)");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_NO_NEW_PRIVS)");
+    return 0;
+}
+
+/* The program's mounts are locked: it runs in a user namespace nested in the sandbox's, with a copy of
+ * the mount namespace. The kernel marks every mount copied into a namespace owned by a less privileged
+ * user namespace MNT_LOCKED, and locks its read-only, nosuid, nodev, noexec and atime flags
+ * (mount_namespaces(7), "Restrictions on mount namespaces"): even a process holding every capability in
+ * the nested namespace gets EPERM remounting /usr read-write and EINVAL unmounting anything. The program
+ * maps its own ids (1000 -> 1000), which the kernel allows any process for a namespace it created
+ * (user_namespaces(7): one line, its own euid/egid, setgroups denied first), so init need not help.
+ * [child] */
+int fb_userns_lock_mounts(fb_error *err)
+{
+    if (fb_defence_disabled("mountlock"))
+        return 0;
+    /* The program is a fork of init, which is non-dumpable; a non-dumpable process's /proc/self files are
+     * owned by host root and it could not write its own maps. execve() would make it dumpable anyway,
+     * and nothing else in the sandbox could inspect it before. */
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_DUMPABLE, 1)");
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+        return fb_set_error(err, errno == EPERM || errno == ENOSPC || errno == EUSERS ? "KernelFeatureMissing"
+                                                                                        : "SandboxSetupFailed",
+                            errno, "locking the mounts: unshare(CLONE_NEWUSER|CLONE_NEWNS) (nested user namespace)");
+    char map[64];
+    snprintf(map, sizeof map, "%d %d 1\n", FB_INNER_GID, FB_INNER_GID);
+    if (write_proc_file(0, "setgroups", "deny", err) < 0 || write_proc_file(0, "gid_map", map, err) < 0)
+        return fb_wrap_error(err, "locking the mounts");
+    snprintf(map, sizeof map, "%d %d 1\n", FB_INNER_UID, FB_INNER_UID);
+    if (write_proc_file(0, "uid_map", map, err) < 0)
+        return fb_wrap_error(err, "locking the mounts");
     return 0;
 }

@@ -275,7 +275,8 @@ def test_64mb_string_argument_and_result():
     code = HEAD + "#include <stdlib.h>\nchar *f(const char *s, int n) { size_t l = strlen(s); char *r = malloc(l + 2);" \
         " memcpy(r, s, l); r[l] = (char)('0' + n); r[l + 1] = 0; return r; }"
     ok(c(code, args=["warm", 1]))  # compiled once, so the measured call is the data path only
-    result, fnbox_rss = run_measured(json.dumps(req("c", code, "f", [big, 7])).encode())
+    limits = {"resultBytes": 64 * 1024 * 1024}  # the default result limit is 16 MiB
+    result, fnbox_rss = run_measured(json.dumps(req("c", code, "f", [big, 7], limits=limits)).encode())
     assert result["status"] == "success", describe(result)
     assert len(result["result"]) == len(big) + 1 and result["result"].endswith("x7")
     # inside the default 256 MiB limit: the parsed argument (freed before the call), the function's copy and

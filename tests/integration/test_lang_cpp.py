@@ -199,7 +199,8 @@ def test_64mb_string_round_trip():
     big = "é" * (32 * 1000 * 1000)  # 64 MB of UTF-8 (the result channel caps at 64 MiB, see test_lang_c.py)
     res = cpp(HEAD + "std::size_t f(const std::string &s) { return s.size(); }", args=[big])
     assert ok(res) == 64 * 1000 * 1000
-    res = cpp(HEAD + "std::string f(int n) { return std::string((std::size_t)n, 'y'); }", args=[64 * 1000 * 1000])
+    res = cpp(HEAD + "std::string f(int n) { return std::string((std::size_t)n, 'y'); }", args=[64 * 1000 * 1000],
+              limits={"resultBytes": 64 * 1024 * 1024})  # the default result limit is 16 MiB
     assert len(ok(res)) == 64 * 1000 * 1000
     assert res.result["usage"]["peakMemoryBytes"] < 8 * 64 * 1000 * 1000
 

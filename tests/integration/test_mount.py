@@ -56,6 +56,10 @@ def test_seed_readme_example_batch_sync(project):
     assert (project / "output" / "a.txt.out").read_text() == "ALPHA"
     assert (project / "output" / "b.txt.out").read_text() == "BETA"
     assert res.result["files"]["denied"] == []
+    assert res.result["sync"]["success"] is True
+    assert sorted(res.result["sync"]["synced"]) == sorted(created)
+    after = [(e["path"], e["success"]) for e in res.result["events"] if e["type"] == "afterSync"]
+    assert sorted(after) == [(p, True) for p in sorted(created)]
 
 
 PROBE = ("import os\n"

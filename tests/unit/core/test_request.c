@@ -21,6 +21,7 @@
 #include "../alloc_fail.h"
 #include "core/limits.h"
 #include "core/request.h"
+#include "fs/rules.h"
 #include "util/json.h"
 
 /* ---- helpers ---- */
@@ -98,6 +99,8 @@ typedef struct valid_case {
     double timeout;            /* 0 = 30 */
     const char *rep;           /* includeChanges/Contents/Denied as "tft"; NULL = "ttt" */
     const char *schema;        /* wanted schema JSON; NULL = absent */
+    const char *limits;        /* wanted non-default limits, JSON {requestField: n}; NULL = all defaults */
+    const char *perm;          /* wanted permissions: "env=N exec=any|N net=all|N fs=t|f"; NULL = all denied */
 } valid_case;
 
 #define N64 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$"
@@ -234,7 +237,97 @@ static const valid_case valid_cases[] = {
     {"workdir null is the default", "{'language':'py','code':'x','workdir':null}", .lang = "python"},
     {"options.workdir null is the default", "{'language':'py','code':'x','options':{'workdir':null}}",
      .lang = "python"},
+
+    /* ---- limits ---- */
+    {"limits: every field",
+     "{'language':'py','code':'x','limits':{'memoryBytes':134217728,'pids':8,'workspaceBytes':4096,"
+     "'tmpBytes':1048576,'inodes':100,'fileSizeBytes':2097152,'openFiles':32,'stdoutBytes':0,'stderrBytes':10,"
+     "'resultBytes':1048576}}",
+     .lang = "python",
+     .limits = "{'memoryBytes':134217728,'pids':8,'workspaceBytes':4096,'tmpBytes':1048576,'inodes':100,"
+               "'fileSizeBytes':2097152,'openFiles':32,'stdoutBytes':0,'stderrBytes':10,'resultBytes':1048576}"},
+    {"limits: empty keeps defaults", "{'language':'py','code':'x','limits':{}}", .lang = "python"},
+    {"limits: null keeps defaults", "{'language':'py','code':'x','limits':null}", .lang = "python"},
+    {"limits: a null field keeps its default", "{'language':'py','code':'x','limits':{'pids':null}}", .lang = "python"},
+    {"limits: the maximums", "{'language':'py','code':'x','limits':{'memoryBytes':4294967296,'pids':1024,"
+     "'fileSizeBytes':1073741824,'resultBytes':268435456,'openFiles':4096,'stdoutBytes':67108864}}",
+     .lang = "python", .limits = "{'memoryBytes':4294967296,'pids':1024,'fileSizeBytes':1073741824,"
+     "'resultBytes':268435456,'openFiles':4096,'stdoutBytes':67108864}"},
+    {"limits: the minimums", "{'language':'py','code':'x','limits':{'memoryBytes':16777216,'pids':1,"
+     "'openFiles':16,'resultBytes':1,'fileSizeBytes':1}}",
+     .lang = "python", .limits = "{'memoryBytes':16777216,'pids':1,'openFiles':16,'resultBytes':1,'fileSizeBytes':1}"},
+    {"limits: a lower fileSizeBytes lowers the default resultBytes",
+     "{'language':'py','code':'x','limits':{'fileSizeBytes':1048576}}", .lang = "python",
+     .limits = "{'fileSizeBytes':1048576,'resultBytes':1048576}"},
+    {"options.limits", "{'language':'js','code':'x','options':{'limits':{'pids':3}}}", .lang = "javascript",
+     .limits = "{'pids':3}"},
+
+    /* ---- permissions (decoded by core/permissions.c: test_permissions.c has the details) ---- */
+    {"permissions: a preset name", "{'language':'py','code':'x','permissions':'allowAll'}", .lang = "python",
+     .perm = "env=0 exec=any net=all fs=t"},
+    {"permissions: env and a command", "{'language':'py','code':'x','permissions':{'env':{'A':'1','B':''},"
+     "'childProcess':['sh']}}", .lang = "python", .perm = "env=2 exec=1 net=0 fs=f"},
+    {"options.permissions", "{'language':'py','code':'x','options':{'permissions':{'network':['a.example:1']}}}",
+     .lang = "python", .perm = "env=0 exec=0 net=1 fs=f"},
+    {"permissions null", "{'language':'py','code':'x','permissions':null}", .lang = "python"},
 };
+
+/* The limits a case wants: the defaults with its overrides. */
+static const struct {
+    const char *name;
+    size_t off;
+    uint64_t dflt;
+} k_limits[] = {
+    {"memoryBytes", offsetof(fb_call_limits, memory_bytes), FB_DEFAULT_MEMORY_BYTES},
+    {"pids", offsetof(fb_call_limits, pids), FB_DEFAULT_PIDS},
+    {"workspaceBytes", offsetof(fb_call_limits, workspace_bytes), FB_DEFAULT_WORKSPACE_BYTES},
+    {"tmpBytes", offsetof(fb_call_limits, tmp_bytes), FB_DEFAULT_TMP_BYTES},
+    {"inodes", offsetof(fb_call_limits, inodes), FB_DEFAULT_TMPFS_INODES},
+    {"fileSizeBytes", offsetof(fb_call_limits, file_size_bytes), FB_DEFAULT_FSIZE_BYTES},
+    {"openFiles", offsetof(fb_call_limits, open_files), FB_DEFAULT_NOFILE},
+    {"stdoutBytes", offsetof(fb_call_limits, stdout_bytes), FB_DEFAULT_OUTPUT_BYTES},
+    {"stderrBytes", offsetof(fb_call_limits, stderr_bytes), FB_DEFAULT_OUTPUT_BYTES},
+    {"resultBytes", offsetof(fb_call_limits, result_bytes), FB_DEFAULT_RESULT_BYTES},
+};
+
+static bool check_limits(const valid_case *c, const fb_request *r, char *why, size_t n)
+{
+    json_t *want = c->limits ? load_expected(c->limits) : json_object();
+    bool ok = true;
+    for (size_t i = 0; i < sizeof k_limits / sizeof *k_limits && ok; i++) {
+        json_t *w = json_object_get(want, k_limits[i].name);
+        uint64_t expect = w ? (uint64_t)json_integer_value(w) : k_limits[i].dflt;
+        uint64_t got = *(const uint64_t *)((const char *)&r->limits + k_limits[i].off);
+        if (got != expect) {
+            snprintf(why, n, "limits.%s: want %llu got %llu", k_limits[i].name, (unsigned long long)expect,
+                     (unsigned long long)got);
+            ok = false;
+        }
+    }
+    json_decref(want);
+    return ok;
+}
+
+static bool check_perm(const valid_case *c, const fb_request *r, char *why, size_t n)
+{
+    const fb_permissions *p = &r->permissions;
+    char got[128];
+    char exec[16], net[16];
+    if (p->exec_any)
+        snprintf(exec, sizeof exec, "any");
+    else
+        snprintf(exec, sizeof exec, "%zu", p->nexec);
+    if (p->network_all)
+        snprintf(net, sizeof net, "all");
+    else
+        snprintf(net, sizeof net, "%zu", p->nnetwork);
+    snprintf(got, sizeof got, "env=%zu exec=%s net=%s fs=%c", p->nenv, exec, net, p->fs_all ? 't' : 'f');
+    const char *want = c->perm ? c->perm : "env=0 exec=0 net=0 fs=f";
+    if (strcmp(got, want) == 0)
+        return true;
+    snprintf(why, n, "permissions: want '%s' got '%s'", want, got);
+    return false;
+}
 
 /* Compares r with the case; on mismatch writes the first difference into why. */
 static bool check_valid(const valid_case *c, const fb_request *r, char *why, size_t n)
@@ -279,7 +372,7 @@ static bool check_valid(const valid_case *c, const fb_request *r, char *why, siz
         snprintf(why, n, "reporting: want %s got %c%c%c", rep, r->reporting.include_changes ? 't' : 'f',
                  r->reporting.include_contents ? 't' : 'f', r->reporting.include_denied ? 't' : 'f');
     else
-        ok = true;
+        ok = check_limits(c, r, why, n) && check_perm(c, r, why, n);
     free(ga);
     free(gk);
     json_decref(want_args);
@@ -522,6 +615,58 @@ static const invalid_case invalid_cases[] = {
     {"options.mount string", "{" P ",'options':{'mount':'x'}}", "mount", "object"},
     {"mount unknown field", "{" P ",'mount':{'dirs':{'/d':'/tmp'},'nope':1}}", "mount.nope", ""},
     {"files at root and in options", "{" P ",'files':{},'options':{'files':{}}}", "files", "given both"},
+
+    /* ---- limits: every error names the field (and the maximum when above it) ---- */
+    {"limits not an object", "{" P ",'limits':5}", "limits", "must be an object"},
+    {"limits unknown field", "{" P ",'limits':{'memory':1}}", "limits.memory", "unknown field"},
+    {"limits cpuSeconds zero", "{" P ",'limits':{'cpuSeconds':0}}", "limits.cpuSeconds", "must be at least 1"},
+    {"limits cpuSeconds above the maximum", "{" P ",'limits':{'cpuSeconds':7201}}", "limits.cpuSeconds",
+     "more than the maximum of 7200"},
+    {"limits at root and in options", "{" P ",'limits':{},'options':{'limits':{}}}", "limits", "given both"},
+    {"limits memoryBytes above the maximum", "{" P ",'limits':{'memoryBytes':4294967297}}", "limits.memoryBytes",
+     "more than the maximum of 4294967296"},
+    {"limits memoryBytes below the minimum", "{" P ",'limits':{'memoryBytes':1024}}", "limits.memoryBytes",
+     "at least 16777216"},
+    {"limits memoryBytes string", "{" P ",'limits':{'memoryBytes':'1G'}}", "limits.memoryBytes",
+     "whole number"},
+    {"limits memoryBytes fraction", "{" P ",'limits':{'memoryBytes':1.5e8}}", "limits.memoryBytes", "whole number"},
+    {"limits memoryBytes huge", "{" P ",'limits':{'memoryBytes':184467440737095516150}}", "limits.memoryBytes",
+     "more than the maximum"},
+    {"limits memoryBytes huge negative", "{" P ",'limits':{'memoryBytes':-184467440737095516150}}",
+     "limits.memoryBytes", "at least"},
+    {"limits pids 0", "{" P ",'limits':{'pids':0}}", "limits.pids", "at least 1"},
+    {"limits pids negative", "{" P ",'limits':{'pids':-1}}", "limits.pids", "at least 1"},
+    {"limits pids above the maximum", "{" P ",'limits':{'pids':1025}}", "limits.pids", "maximum of 1024"},
+    {"limits pids boolean", "{" P ",'limits':{'pids':true}}", "limits.pids", "got boolean"},
+    {"limits workspaceBytes above", "{" P ",'limits':{'workspaceBytes':1073741825}}", "limits.workspaceBytes",
+     "maximum of 1073741824"},
+    {"limits workspaceBytes 0 (tmpfs: unlimited)", "{" P ",'limits':{'workspaceBytes':0}}", "limits.workspaceBytes",
+     "at least"},
+    {"limits tmpBytes above", "{" P ",'limits':{'tmpBytes':1073741825}}", "limits.tmpBytes", "maximum"},
+    {"limits inodes 0 (tmpfs: unlimited)", "{" P ",'limits':{'inodes':0}}", "limits.inodes", "at least"},
+    {"limits inodes above", "{" P ",'limits':{'inodes':1048577}}", "limits.inodes", "maximum of 1048576"},
+    {"limits fileSizeBytes above", "{" P ",'limits':{'fileSizeBytes':1073741825}}", "limits.fileSizeBytes",
+     "maximum"},
+    {"limits openFiles too few for the protocol", "{" P ",'limits':{'openFiles':4}}", "limits.openFiles",
+     "at least 16"},
+    {"limits openFiles above", "{" P ",'limits':{'openFiles':4097}}", "limits.openFiles", "maximum of 4096"},
+    {"limits stdoutBytes above", "{" P ",'limits':{'stdoutBytes':67108865}}", "limits.stdoutBytes", "maximum"},
+    {"limits stderrBytes above", "{" P ",'limits':{'stderrBytes':67108865}}", "limits.stderrBytes", "maximum"},
+    {"limits resultBytes above", "{" P ",'limits':{'resultBytes':268435457}}", "limits.resultBytes", "maximum"},
+    {"limits resultBytes over fileSizeBytes", "{" P ",'limits':{'resultBytes':67108865}}", "limits.resultBytes",
+     "fileSizeBytes"},
+    {"options.limits field named", "{" P ",'options':{'limits':{'pids':2000}}}", "options.limits.pids", "maximum"},
+
+    /* ---- permissions (details in test_permissions.c) ---- */
+    {"permissions number", "{" P ",'permissions':1}", "permissions", "must be an object"},
+    {"permissions unknown preset", "{" P ",'permissions':'allowEverything'}", "permissions", "unknown preset"},
+    {"permissions at root and in options", "{" P ",'permissions':{},'options':{'permissions':{}}}", "permissions",
+     "given both"},
+    {"options.permissions field named", "{" P ",'options':{'permissions':{'env':{'PATH':'/x'}}}}",
+     "options.permissions.env.PATH", "reserved"},
+    {"permissions unknown command", "{" P ",'permissions':{'childProcess':['sh','no-such-command-xyz']}}",
+     "permissions.childProcess[1]", "not found"},
+    {"permissions fs refused", "{" P ",'permissions':{'fs':true}}", "permissions.fs", "mount"},
 };
 
 static bool check_invalid(const invalid_case *c, int rc, const fb_request *r, const fb_error *err, char *why,
@@ -755,6 +900,50 @@ static void test_root_untouched(void **state)
     fb_request_free(&r);
 }
 
+/* allowAllFs: a mount without its own permissions allows every operation; one with them keeps them. */
+static void test_allow_all_fs_mount(void **state)
+{
+    (void)state;
+    const char *texts[] = {
+        "{\"language\":\"python\",\"code\":\"x\",\"permissions\":\"allowAllFs\",\"mount\":{\"dirs\":{\"/d\":\"/tmp\"}}}",
+        "{\"language\":\"python\",\"code\":\"x\",\"mount\":{\"dirs\":{\"/d\":\"/tmp\"}}}",
+        "{\"language\":\"python\",\"code\":\"x\",\"permissions\":\"allowAll\",\"mount\":{\"dirs\":{\"/d\":\"/tmp\"},"
+        "\"permissions\":{\"default\":{\"read\":true}}}}",
+    };
+    const bool create[] = {true, false, false};
+    for (size_t i = 0; i < 3; i++) {
+        fb_request r;
+        fb_error err;
+        assert_int_equal(parse_text(texts[i], strlen(texts[i]), &r, &err), 0);
+        assert_non_null(r.mount);
+        assert_true(fb_rules_allows(r.mount->rules, "/d", "a.txt", FB_OP_READ, NULL));
+        assert_int_equal(fb_rules_allows(r.mount->rules, "/d", "a.txt", FB_OP_CREATE, NULL), create[i]);
+        assert_int_equal(fb_rules_allows(r.mount->rules, "/d", "a.txt", FB_OP_DELETE, NULL), create[i]);
+        /* the request document itself is not changed */
+        assert_null(json_object_get(json_object_get(r.root, "mount"), i == 2 ? "nothing" : "permissions"));
+        fb_request_free(&r);
+    }
+}
+
+/* Resolved commands: absolute real paths under /usr, deduplicated (sh and dash are one file on Debian). */
+static void test_commands_resolved(void **state)
+{
+    (void)state;
+    const char *text = "{\"language\":\"python\",\"code\":\"x\",\"permissions\":{\"childProcess\":[\"sh\",\"/bin/sh\",\"ls\"]}}";
+    fb_request r;
+    fb_error err;
+    assert_int_equal(parse_text(text, strlen(text), &r, &err), 0);
+    assert_int_equal(r.permissions.nexec_names, 3);
+    assert_int_equal(r.permissions.nexec, 2);
+    assert_null(r.permissions.exec_allow[2]);
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(strncmp(r.permissions.exec_allow[i], "/usr/", 5), 0);
+    assert_int_equal(r.permissions.exec_index[0], r.permissions.exec_index[1]);
+    assert_string_equal(r.permissions.exec_names[2], "ls");
+    assert_false(r.permissions.exec_any);
+    fb_request_free(&r);
+}
+
 /* ---- allocation failure torture ---- */
 
 /* Every jansson allocation failed in turn, for every valid case: the parse either fails cleanly (reset
@@ -820,6 +1009,8 @@ int main(void)
         cmocka_unit_test(test_big_numbers_in_args),
         cmocka_unit_test(test_index_bounds),
         cmocka_unit_test(test_root_untouched),
+        cmocka_unit_test(test_allow_all_fs_mount),
+        cmocka_unit_test(test_commands_resolved),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

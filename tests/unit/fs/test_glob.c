@@ -237,6 +237,7 @@ static char long_pattern[FB_GLOB_MAX_PATTERN + 2];
 static char max_pattern[FB_GLOB_MAX_PATTERN + 1];
 static char deep_braces[400];
 static char many_segments[1200];
+static char wide_expansion[FB_GLOB_MAX_PATTERN]; /* {a,?} 8 times, then *?*?... : 256 x ~4 KiB */
 
 static void build_patterns(void)
 {
@@ -256,6 +257,16 @@ static void build_patterns(void)
         many_segments[i++] = '/';
     }
     many_segments[i++] = 'a';
+    i = 0;
+    for (int k = 0; k < 8; k++) {
+        memcpy(wide_expansion + i, "{a,?}", 5);
+        i += 5;
+    }
+    while (i < FB_GLOB_MAX_PATTERN - 3) {
+        wide_expansion[i++] = '*';
+        wide_expansion[i++] = '?';
+    }
+    wide_expansion[i++] = 'c';
 }
 
 static void test_errors(void **state)
@@ -273,6 +284,8 @@ static void test_errors(void **state)
         {"sequence bound past 10^15", "{1..99999999999999999999}", 0, "too large"},
         {"braces nested 100 deep", deep_braces, 0, "nested deeper than 64"},
         {"301 segments", many_segments, 0, "more than 256 path segments"},
+        /* found by tests/fuzz/fuzz_glob: at the old 1 MiB cap this took seconds per test (glob.h) */
+        {"1 MiB of alternatives", wide_expansion, 0, "more than 65536 bytes"},
     };
     for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++) {
         fb_error err = {0};
@@ -379,6 +392,25 @@ static void test_hostile(void **state)
     assert_false(fb_glob_match("**/{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}/**/z", path));
     ms = now_ms() - t0;
     print_message("# 1024 alternatives vs 5000 segments: %.1f ms\n", ms);
+    assert_true(ms < 5000);
+    /* the most work the expansion cap allows: 16 alternatives of ~4 KiB, all alive, vs a 4095-byte name */
+    size_t n = 0;
+    for (int k = 0; k < 4; k++) {
+        memcpy(pattern + n, "{a,?}", 5);
+        n += 5;
+    }
+    while (n < FB_GLOB_MAX_PATTERN - 3) {
+        pattern[n++] = '*';
+        pattern[n++] = '?';
+    }
+    pattern[n++] = 'c';
+    pattern[n] = '\0';
+    memset(path, 'a', 4095);
+    path[4095] = '\0';
+    t0 = now_ms();
+    assert_false(fb_glob_match(pattern, path));
+    ms = now_ms() - t0;
+    print_message("# 16 alternatives of 4 KiB *?*? vs 4095 a: %.1f ms\n", ms);
     assert_true(ms < 5000);
 }
 
