@@ -38,6 +38,21 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
+# The seccomp filter is compiled at build time: tools/seccomp_gen (built from its own copy of seccomp.c,
+# without the embedded program) prints it, and the library's seccomp.o includes the result.
+GEN_DEPS := $(BUILD)/gen/seccomp.o $(BUILD)/src/util/error.o $(BUILD)/src/util/buf.o $(BUILD)/src/util/fd.o \
+            $(BUILD)/src/sandbox/defences.o
+$(BUILD)/gen/seccomp.o: src/sandbox/seccomp.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+$(BUILD)/gen/seccomp_gen: tools/seccomp_gen.c $(GEN_DEPS)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/gen/seccomp_filter.inc: $(BUILD)/gen/seccomp_gen
+	$< > $@.tmp && mv $@.tmp $@
+$(BUILD)/src/sandbox/seccomp.o: src/sandbox/seccomp.c $(BUILD)/gen/seccomp_filter.inc
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DFB_SECCOMP_EMBEDDED -I$(BUILD)/gen -MMD -MP -c -o $@ $<
+
 $(BUILD)/src/harness/embed.o: src/harness/embed.S $(HARNESS)
 	@mkdir -p $(@D)
 	$(CC) -c -o $@ $<
@@ -68,11 +83,12 @@ bench-overhead: $(BUILD)/bench/sandbox_overhead
 
 bench: all bench-overhead
 	bench/bench_cold.py
+	bench/bench_mount.py
 
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/gen/seccomp.d
 
 # ---- fuzzing: libFuzzer targets in tests/fuzz/ (clang, ASan + UBSan); see tests/fuzz/README.md ----
 # `make fuzz` builds them into build-fuzz/ and runs each for FUZZ_SECONDS (scripts/fuzz.sh).

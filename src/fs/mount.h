@@ -45,7 +45,8 @@ int fb_mount_config_parse(const json_t *mount, const char *field, fb_mount_confi
 void fb_mount_config_free(fb_mount_config *m);
 
 /* The mount whose virtual root is vpath or an ancestor of it; *rel gets the path relative to that root
- * ("" for the root itself, never a leading slash). NULL when vpath is outside every mount. */
+ * ("" for the root itself). vpath must be normalized (absolute, no "//", ".", ".." or trailing '/'), as
+ * every caller's is: then *rel never starts with a slash. NULL when vpath is outside every mount. */
 const fb_mount_dir *fb_mount_find(const fb_mount_config *m, const char *vpath, const char **rel);
 
 #endif

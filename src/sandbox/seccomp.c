@@ -29,6 +29,13 @@
 #include "util/buf.h"
 #include "util/fd.h"
 
+/* The library build (Makefile: FB_SECCOMP_EMBEDDED) includes the program tools/seccomp_gen.c printed from
+ * this very file: k_embedded_filter[]. Static analysis and the generator itself compile without it. */
+#if defined(FB_SECCOMP_EMBEDDED) && __has_include("seccomp_filter.inc")
+#define FB_HAVE_EMBEDDED_FILTER 1
+#include "seccomp_filter.inc"
+#endif
+
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
@@ -270,7 +277,7 @@ static int export_bpf(scmp_filter_ctx ctx, fb_bpf *out, fb_error *err)
     return 0;
 }
 
-static int compile_filter(fb_bpf *out, fb_error *err)
+int fb_seccomp_compile_fresh(fb_bpf *out, fb_error *err)
 {
     memset(out, 0, sizeof *out);
     scmp_filter_ctx ctx = seccomp_init(DEFAULT_ACTION);
@@ -294,8 +301,26 @@ out:
     return rc;
 }
 
-/* The filter is the same for every call: compile it once per process (libseccomp needs about 1.3 ms for
- * this list, against 0.06 ms for the old denylist) and hand each call its own copy. */
+/* The filter is the same for every call. libseccomp needs 1.3-2.5 ms to compile this list, which every
+ * `fnbox call` process would pay, so the build compiles it once (FB_HAVE_EMBEDDED_FILTER); without that it
+ * is compiled once per process. Each call gets its own copy. */
+#ifdef FB_HAVE_EMBEDDED_FILTER
+static int copy_filter(const struct sock_filter *insns, size_t len, fb_bpf *out, fb_error *err)
+{
+    out->insns = malloc(len * sizeof *insns);
+    if (!out->insns)
+        return fb_set_error(err, "SandboxSetupFailed", ENOMEM, "copying the seccomp program");
+    memcpy(out->insns, insns, len * sizeof *insns);
+    out->len = (unsigned short)len;
+    return 0;
+}
+
+int fb_seccomp_compile(fb_bpf *out, fb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    return copy_filter(k_embedded_filter, sizeof k_embedded_filter / sizeof *k_embedded_filter, out, err);
+}
+#else
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static fb_bpf g_filter;
 static fb_error g_filter_err;
@@ -303,7 +328,7 @@ static int g_filter_rc;
 
 static void compile_once(void)
 {
-    g_filter_rc = compile_filter(&g_filter, &g_filter_err);
+    g_filter_rc = fb_seccomp_compile_fresh(&g_filter, &g_filter_err);
 }
 
 int fb_seccomp_compile(fb_bpf *out, fb_error *err)
@@ -322,6 +347,7 @@ int fb_seccomp_compile(fb_bpf *out, fb_error *err)
     out->len = g_filter.len;
     return 0;
 }
+#endif
 
 void fb_bpf_free(fb_bpf *bpf)
 {
