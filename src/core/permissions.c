@@ -30,22 +30,6 @@ const char *fb_permissions_presets(void)
     return "allowAll, allowAllFs, allowAllNetwork, allowAllChildProcess, allowAllEnv";
 }
 
-static const char *type_name(const json_t *v)
-{
-    if (fb_json_bignum(v))
-        return "number";
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    default: return "null";
-    }
-}
-
 /* ---- reserved environment keys ---- */
 
 /* Exact names. fnbox sets the first five itself; glibc ignores the next group for set-uid programs (its
@@ -114,7 +98,7 @@ static void strlist_free(const char *const *v)
 static int preset_bits(const json_t *v, const char *where, unsigned *bits, fb_error *err)
 {
     if (!json_is_string(v))
-        return BAD("%s: must be a preset name (%s), got %s", where, fb_permissions_presets(), type_name(v));
+        return BAD("%s: must be a preset name (%s), got %s", where, fb_permissions_presets(), fb_json_type_name(v));
     const char *s = json_string_value(v);
     for (size_t i = 0; i < sizeof k_presets / sizeof *k_presets; i++)
         if (strlen(s) == json_string_length(v) && strcmp(s, k_presets[i].name) == 0) {
@@ -146,7 +130,7 @@ static int parse_env(const json_t *v, const char *field, bool any_key, fb_permis
     if (!json_is_object(v))
         return BAD("%s: must be an object {NAME: \"value\"}, got %s (fnbox never passes its own environment; "
                    "name each variable)",
-                   field, type_name(v));
+                   field, fb_json_type_name(v));
     if (json_object_size(v) > FB_MAX_ENV_VARS)
         return BAD("%s: %zu variables is more than the maximum of %d", field, json_object_size(v), FB_MAX_ENV_VARS);
     strlist l = {0};
@@ -169,7 +153,7 @@ static int parse_env(const json_t *v, const char *field, bool any_key, fb_permis
                      "the allowAllEnv preset",
                      field, key);
         else if (!json_is_string(val))
-            rc = BAD("%s.%s: must be a string, got %s", field, key, type_name(val));
+            rc = BAD("%s.%s: must be a string, got %s", field, key, fb_json_type_name(val));
         else if (strlen(json_string_value(val)) != json_string_length(val))
             rc = BAD("%s.%s: a value must not contain a NUL character", field, key);
         if (rc < 0)
@@ -210,7 +194,7 @@ static int parse_children(const json_t *v, const char *field, fb_permissions *p,
     }
     if (!json_is_array(v))
         return BAD("%s: must be false, true or a list of command names like [\"git\", \"sh\"], got %s", field,
-                   type_name(v));
+                   fb_json_type_name(v));
     if (json_array_size(v) > FB_MAX_EXEC_ALLOW)
         return BAD("%s: %zu commands is more than the maximum of %d", field, json_array_size(v), FB_MAX_EXEC_ALLOW);
     strlist l = {0};
@@ -221,7 +205,7 @@ static int parse_children(const json_t *v, const char *field, fb_permissions *p,
         const char *s = json_string_value(item);
         size_t len = s ? json_string_length(item) : 0;
         if (!s)
-            rc = BAD("%s[%zu]: must be a command name (a string), got %s", field, i, type_name(item));
+            rc = BAD("%s[%zu]: must be a command name (a string), got %s", field, i, fb_json_type_name(item));
         else if (len == 0 || strlen(s) != len || len >= PATH_MAX || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
             rc = BAD("%s[%zu]: '%.64s' is not a command name", field, i, s);
         else if (strchr(s, '/') && s[0] != '/')
@@ -404,7 +388,7 @@ static int parse_network(const json_t *v, const char *field, fb_permissions *p, 
     if (!json_is_array(v))
         return BAD("%s: must be false, true or a list of destinations like [\"api.example.com:443\", "
                    "\"*.example.org\"], got %s",
-                   field, type_name(v));
+                   field, fb_json_type_name(v));
     if (json_array_size(v) > FB_MAX_NETWORK_ALLOW)
         return BAD("%s: %zu destinations is more than the maximum of %d", field, json_array_size(v),
                    FB_MAX_NETWORK_ALLOW);
@@ -416,7 +400,7 @@ static int parse_network(const json_t *v, const char *field, fb_permissions *p, 
         const char *s = json_string_value(item);
         size_t len = s ? json_string_length(item) : 0;
         if (!s) {
-            rc = BAD("%s[%zu]: must be a string \"host[:port]\", got %s", field, i, type_name(item));
+            rc = BAD("%s[%zu]: must be a string \"host[:port]\", got %s", field, i, fb_json_type_name(item));
             break;
         }
         if (len > 300 || strlen(s) != len) {
@@ -520,7 +504,7 @@ int fb_permissions_parse(const json_t *v, const char *field, fb_permissions *out
     } else {
         rc = BAD("%s: must be an object {env, childProcess, network, preset}, a preset name (%s) or a list of "
                  "them, got %s",
-                 field, fb_permissions_presets(), type_name(v));
+                 field, fb_permissions_presets(), fb_json_type_name(v));
     }
     if (rc < 0)
         fb_permissions_free(out);

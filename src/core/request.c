@@ -25,22 +25,6 @@ static const char *const k_option_fields[] = {"files", "mount", "workdir", "repo
                                               "limits"};
 static const char *const k_reporting_fields[] = {"includeChanges", "includeContents", "includeDenied"};
 
-static const char *type_name(const json_t *v)
-{
-    if (fb_json_bignum(v))
-        return "number";
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    default: return "null";
-    }
-}
-
 static bool in_list(const char *key, const char *const *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -91,7 +75,7 @@ static int parse_language_code(json_t *root, fb_request *r, fb_error *err)
     if (!lang)
         return BAD("language: required (supported: %s)", fb_lang_supported());
     if (!json_is_string(lang))
-        return BAD("language: must be a string, got %s", type_name(lang));
+        return BAD("language: must be a string, got %s", fb_json_type_name(lang));
     r->lang = strlen(json_string_value(lang)) == json_string_length(lang) ? fb_lang_lookup(json_string_value(lang)) : NULL;
     if (!r->lang)
         return BAD("language: unsupported language '%.64s'; supported: %s", json_string_value(lang),
@@ -100,7 +84,7 @@ static int parse_language_code(json_t *root, fb_request *r, fb_error *err)
     if (!code)
         return BAD("code: required");
     if (!json_is_string(code))
-        return BAD("code: must be a string, got %s", type_name(code));
+        return BAD("code: must be a string, got %s", fb_json_type_name(code));
     r->code = json_string_value(code);
     r->code_len = json_string_length(code);
     if (r->code_len > FB_MAX_CODE_BYTES)
@@ -108,7 +92,7 @@ static int parse_language_code(json_t *root, fb_request *r, fb_error *err)
     json_t *fn = json_object_get(root, "functionName");
     if (fn && !json_is_null(fn)) {
         if (!json_is_string(fn))
-            return BAD("functionName: must be a string, got %s", type_name(fn));
+            return BAD("functionName: must be a string, got %s", fb_json_type_name(fn));
         r->function_name = json_string_value(fn);
         if (json_string_length(fn) > FB_MAX_NAME_BYTES || strlen(r->function_name) != json_string_length(fn) ||
             !is_identifier(r->function_name))
@@ -168,9 +152,9 @@ static int parse_args(json_t *root, fb_request *r, fb_error *err)
     json_t *args = json_object_get(root, "args");
     json_t *kwargs = json_object_get(root, "kwargs");
     if (kwargs && !json_is_null(kwargs) && !json_is_object(kwargs))
-        return BAD("kwargs: must be an object, got %s", type_name(kwargs));
+        return BAD("kwargs: must be an object, got %s", fb_json_type_name(kwargs));
     if (args && !json_is_null(args) && !json_is_array(args) && !json_is_object(args))
-        return BAD("args: must be an array or an object, got %s", type_name(args));
+        return BAD("args: must be an array or an object, got %s", fb_json_type_name(args));
     r->kwargs = json_is_object(kwargs) ? json_deep_copy(kwargs) : json_object();
     r->args = json_is_array(args) ? json_incref(args) : json_array();
     if (!r->kwargs || !r->args)
@@ -184,7 +168,7 @@ static int parse_timeout(json_t *t, fb_request *r, fb_error *err)
     if (!t || json_is_null(t))
         return 0;
     if (!json_is_number(t))
-        return BAD("timeout: must be a number of seconds, got %s", type_name(t));
+        return BAD("timeout: must be a number of seconds, got %s", fb_json_type_name(t));
     double v = json_number_value(t);
     if (!(v > 0) || v > FB_MAX_TIMEOUT_S || isnan(v))
         return BAD("timeout: must be more than 0 and at most %g seconds, got %g", FB_MAX_TIMEOUT_S, v);
@@ -200,7 +184,7 @@ static int parse_workdir(json_t *w, fb_request *r, fb_error *err)
     if (!w || json_is_null(w))
         return 0;
     if (!json_is_string(w))
-        return BAD("workdir: must be a string, got %s", type_name(w));
+        return BAD("workdir: must be a string, got %s", fb_json_type_name(w));
     const char *s = json_string_value(w);
     size_t len = json_string_length(w);
     if (len < 2 || len > FB_MAX_NAME_BYTES || s[0] != '/' || strlen(s) != len || s[len - 1] == '/')
@@ -226,7 +210,7 @@ static int parse_reporting(json_t *rep, const char *name, fb_request *r, fb_erro
     if (!rep || json_is_null(rep))
         return 0;
     if (!json_is_object(rep))
-        return BAD("%s: must be an object, got %s", name, type_name(rep));
+        return BAD("%s: must be an object, got %s", name, fb_json_type_name(rep));
     if (check_known(rep, name, k_reporting_fields, 3, err) < 0)
         return -1;
     bool *dst[] = {&r->reporting.include_changes, &r->reporting.include_contents, &r->reporting.include_denied};
@@ -235,7 +219,7 @@ static int parse_reporting(json_t *rep, const char *name, fb_request *r, fb_erro
         if (!v)
             continue;
         if (!json_is_boolean(v))
-            return BAD("%s.%s: must be a boolean, got %s", name, k_reporting_fields[i], type_name(v));
+            return BAD("%s.%s: must be a boolean, got %s", name, k_reporting_fields[i], fb_json_type_name(v));
         *dst[i] = json_is_true(v);
     }
     return 0;
@@ -280,7 +264,7 @@ static int parse_limits(json_t *v, const char *name, fb_request *r, fb_error *er
     if (!v || json_is_null(v))
         return 0;
     if (!json_is_object(v))
-        return BAD("%s: must be an object like {\"memoryBytes\": 134217728}, got %s", name, type_name(v));
+        return BAD("%s: must be an object like {\"memoryBytes\": 134217728}, got %s", name, fb_json_type_name(v));
     const char *key;
     json_t *val;
     json_object_foreach(v, key, val) {
@@ -297,7 +281,7 @@ static int parse_limits(json_t *v, const char *name, fb_request *r, fb_error *er
         const char *big = fb_json_bignum(val);
         if (!json_is_integer(val) && !(big && !strpbrk(big, ".eE")))
             return BAD("%s.%s: must be a whole number (no fraction or exponent), got %s", name, key,
-                       json_is_real(val) || big ? "a real number" : type_name(val));
+                       json_is_real(val) || big ? "a real number" : fb_json_type_name(val));
         long long n = big ? 0 : json_integer_value(val);
         char num[48];
         if (big)
@@ -358,7 +342,7 @@ static int parse_options(json_t *root, fb_request *r, fb_error *err)
     json_t *options = json_object_get(root, "options");
     if (options && !json_is_null(options)) {
         if (!json_is_object(options))
-            return BAD("options: must be an object, got %s", type_name(options));
+            return BAD("options: must be an object, got %s", fb_json_type_name(options));
         if (check_known(options, "options", k_option_fields, sizeof k_option_fields / sizeof *k_option_fields, err) < 0)
             return -1;
     } else {
@@ -382,7 +366,7 @@ static int parse_options(json_t *root, fb_request *r, fb_error *err)
         return -1;
     if (v && !json_is_null(v)) {
         if (!json_is_object(v))
-            return BAD("files: must be an object {path: content}, got %s", type_name(v));
+            return BAD("files: must be an object {path: content}, got %s", fb_json_type_name(v));
         r->files = v;
     }
     v = root_or_option(root, options, "limits", err, &rc);
@@ -404,7 +388,7 @@ static int parse_schema(json_t *root, fb_request *r, fb_error *err)
     if (!schema || json_is_null(schema))
         return 0;
     if (!json_is_object(schema))
-        return BAD("schema: must be an object, got %s", type_name(schema));
+        return BAD("schema: must be an object, got %s", fb_json_type_name(schema));
     r->schema = schema;
     return 0;
 }
@@ -419,7 +403,7 @@ int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *er
     if (!out->root)
         return BAD("request: malformed JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
     if (!json_is_object(out->root)) {
-        BAD("request: must be a JSON object, got %s", type_name(out->root));
+        BAD("request: must be a JSON object, got %s", fb_json_type_name(out->root));
         goto fail;
     }
     if (check_known(out->root, "", k_root_fields, sizeof k_root_fields / sizeof *k_root_fields, err) < 0 ||
@@ -428,7 +412,7 @@ int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *er
         goto fail;
     json_t *mode = json_object_get(out->root, "argsMode");
     if (mode && !json_is_string(mode) && !json_is_null(mode)) {
-        BAD("argsMode: must be a string, got %s", type_name(mode));
+        BAD("argsMode: must be a string, got %s", fb_json_type_name(mode));
         goto fail;
     }
     return 0;

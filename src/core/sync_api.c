@@ -20,27 +20,11 @@
 static const char *const k_fields[] = {"changes", "mount", "onError"};
 static const char *const k_kinds[] = {"created", "modified", "deleted"}; /* fb_change_kind order */
 
-static const char *type_name(const json_t *v)
-{
-    if (fb_json_bignum(v))
-        return "number";
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    default: return "null";
-    }
-}
-
 
 static int parse_kind(const json_t *v, const char *where, const char *name, int *kind, fb_error *err)
 {
     if (!json_is_string(v))
-        return BAD("%s.%s: must be \"created\", \"modified\" or \"deleted\", got %s", where, name, type_name(v));
+        return BAD("%s.%s: must be \"created\", \"modified\" or \"deleted\", got %s", where, name, fb_json_type_name(v));
     for (int k = 0; k < 3; k++)
         if (strcmp(json_string_value(v), k_kinds[k]) == 0) {
             *kind = k;
@@ -74,12 +58,12 @@ static int parse_mode(const json_t *v, const char *where, mode_t *mode, fb_error
 static int parse_change(const json_t *c, const char *where, int kind_from_key, fb_change_list *out, fb_error *err)
 {
     if (!json_is_object(c))
-        return BAD("%s: must be a change object {path, type, content, ...}, got %s", where, type_name(c));
+        return BAD("%s: must be a change object {path, type, content, ...}, got %s", where, fb_json_type_name(c));
     json_t *p = json_object_get(c, "path");
     if (!p)
         return BAD("%s.path: required", where);
     if (!json_is_string(p) || fb_json_bignum(p))
-        return BAD("%s.path: must be a string, got %s", where, type_name(p));
+        return BAD("%s.path: must be a string, got %s", where, fb_json_type_name(p));
     const char *path = json_string_value(p);
     if (strlen(path) != json_string_length(p))
         return BAD("%s.path: contains a NUL character", where);
@@ -135,14 +119,14 @@ static int parse_change(const json_t *c, const char *where, int kind_from_key, f
                 return BAD("%s.content.base64: not valid base64", where);
         } else {
             return BAD("%s.content: must be a string (text) or {\"base64\": \"...\"} (binary), got %s", where,
-                       type_name(ct));
+                       fb_json_type_name(ct));
         }
         has = true;
     }
     json_t *sz = json_object_get(c, "size");
     if (sz && (!json_is_integer(sz) || json_integer_value(sz) < 0)) {
         free(content);
-        return BAD("%s.size: must be a non-negative integer, got %s", where, type_name(sz));
+        return BAD("%s.size: must be a non-negative integer, got %s", where, fb_json_type_name(sz));
     }
     if (sz && has && type == FB_FILE_REGULAR && kind != FB_CHANGE_DELETED &&
         (unsigned long long)json_integer_value(sz) != clen) {
@@ -180,7 +164,7 @@ static int parse_changes(const json_t *v, fb_change_list *out, fb_error *err)
     }
     if (!json_is_object(v))
         return BAD("changes: must be an array of changes or a result's files object {created, modified, deleted}, "
-                   "got %s", type_name(v));
+                   "got %s", fb_json_type_name(v));
     /* A result's `files` object: the lists to apply; its other members (denied, ...) are not changes. */
     bool any = false;
     for (int k = 0; k < 3; k++) {
@@ -189,7 +173,7 @@ static int parse_changes(const json_t *v, fb_change_list *out, fb_error *err)
             continue;
         any = true;
         if (!json_is_array(list))
-            return BAD("changes.%s: must be an array of changes, got %s", k_kinds[k], type_name(list));
+            return BAD("changes.%s: must be an array of changes, got %s", k_kinds[k], fb_json_type_name(list));
         json_array_foreach(list, i, c) {
             snprintf(where, sizeof where, "changes.%s[%zu]", k_kinds[k], i);
             if (parse_change(c, where, k, out, err) < 0)
@@ -205,7 +189,7 @@ static int parse_input(const json_t *root, fb_change_list *changes, fb_mount_con
                        fb_error *err)
 {
     if (!json_is_object(root))
-        return BAD("input: must be a JSON object {changes, mount, onError}, got %s", type_name(root));
+        return BAD("input: must be a JSON object {changes, mount, onError}, got %s", fb_json_type_name(root));
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)root, key, v) {

@@ -27,22 +27,6 @@ static const char *const k_security_fields[] = {"followSymlinks"};
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
-static const char *type_name(const json_t *v)
-{
-    if (fb_json_bignum(v))
-        return "number";
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "object";
-    case JSON_ARRAY: return "array";
-    case JSON_STRING: return "string";
-    case JSON_INTEGER:
-    case JSON_REAL: return "number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "boolean";
-    default: return "null";
-    }
-}
-
 /* Refuses fields not in list, naming the first unknown one and the known ones. */
 static int check_known(const json_t *obj, const char *where, const char *const *list, size_t n, fb_error *err)
 {
@@ -69,7 +53,7 @@ static int object_field(const json_t *parent, const char *name, const char *wher
 {
     *out = json_object_get(parent, name);
     if (*out && !json_is_object(*out))
-        return BAD("%s.%s: must be an object, got %s", where, name, type_name(*out));
+        return BAD("%s.%s: must be an object, got %s", where, name, fb_json_type_name(*out));
     return 0;
 }
 
@@ -87,7 +71,7 @@ static int enum_field(const json_t *obj, const char *name, const char *where, co
         off += w > 0 ? (size_t)w : 0;
     }
     if (!json_is_string(v) || fb_json_bignum(v))
-        return BAD("%s.%s: must be one of %s, got %s", where, name, expected, type_name(v));
+        return BAD("%s.%s: must be one of %s, got %s", where, name, expected, fb_json_type_name(v));
     for (size_t i = 0; i < n; i++)
         if (strcmp(json_string_value(v), names[i]) == 0) {
             *out = (int)i;
@@ -103,7 +87,7 @@ static int size_field(const json_t *obj, const char *name, const char *where, ui
         return 0;
     if (!json_is_integer(v) || json_integer_value(v) <= 0)
         return BAD("%s.%s: must be a positive integer number of bytes (at most 2^63-1), got %s", where, name,
-                   json_is_integer(v) ? "a number below 1" : fb_json_bignum(v) ? "a number too large" : type_name(v));
+                   json_is_integer(v) ? "a number below 1" : fb_json_bignum(v) ? "a number too large" : fb_json_type_name(v));
     *out = (uint64_t)json_integer_value(v);
     return 0;
 }
@@ -155,7 +139,7 @@ static int parse_dirs(const json_t *dirs, const char *field, fb_mount_config *ou
         return BAD("%s.dirs: required (an object mapping virtual paths to host directories)", field);
     if (!json_is_object(dirs))
         return BAD("%s.dirs: must be an object mapping virtual paths to host directories, got %s", field,
-                   type_name(dirs));
+                   fb_json_type_name(dirs));
     size_t n = json_object_size(dirs);
     if (n == 0)
         return BAD("%s.dirs: must map at least one virtual path to a host directory", field);
@@ -173,7 +157,7 @@ static int parse_dirs(const json_t *dirs, const char *field, fb_mount_config *ou
             if (path_within(k_system_dirs[i], key))
                 return BAD("%s: %s is a system directory of the sandbox; mount elsewhere", where, k_system_dirs[i]);
         if (!json_is_string(v) || fb_json_bignum(v))
-            return BAD("%s: host directory must be a string, got %s", where, type_name(v));
+            return BAD("%s: host directory must be a string, got %s", where, fb_json_type_name(v));
         const char *host = json_string_value(v);
         if (strlen(host) != json_string_length(v))
             return BAD("%s: host directory contains a NUL character", where);
@@ -228,7 +212,7 @@ static int parse_loading(const json_t *loading, const char *field, fb_mount_conf
         if (out->load != FB_LOAD_EXPLICIT)
             return BAD("%s.include: only used with mode \"explicit\" (mode is \"%s\")", where, modes[mode]);
         if (!json_is_array(inc))
-            return BAD("%s.include: must be an array of glob patterns, got %s", where, type_name(inc));
+            return BAD("%s.include: must be an array of glob patterns, got %s", where, fb_json_type_name(inc));
         out->include = calloc(json_array_size(inc) + 1, sizeof *out->include);
         if (!out->include)
             return OOM(where);
@@ -236,7 +220,7 @@ static int parse_loading(const json_t *loading, const char *field, fb_mount_conf
         json_t *p;
         json_array_foreach(inc, i, p) {
             if (!json_is_string(p) || fb_json_bignum(p))
-                return BAD("%s.include[%zu]: must be a glob pattern string, got %s", where, i, type_name(p));
+                return BAD("%s.include[%zu]: must be a glob pattern string, got %s", where, i, fb_json_type_name(p));
             if (json_string_length(p) == 0 || strlen(json_string_value(p)) != json_string_length(p))
                 return BAD("%s.include[%zu]: must be a non-empty pattern without NUL characters", where, i);
             out->include[out->ninclude] = strdup(json_string_value(p));
@@ -290,7 +274,7 @@ static int parse_security(const json_t *sec, const char *field, fb_mount_config 
         return BAD("%s.followSymlinks: must be true, false or \"restricted\", got \"%.64s\"", where,
                    json_string_value(f));
     else
-        return BAD("%s.followSymlinks: must be true, false or \"restricted\", got %s", where, type_name(f));
+        return BAD("%s.followSymlinks: must be true, false or \"restricted\", got %s", where, fb_json_type_name(f));
     return 0;
 }
 
@@ -302,7 +286,7 @@ int fb_mount_config_parse(const json_t *mount, const char *field, fb_mount_confi
         field = "mount";
     if (!mount || !json_is_object(mount)) {
         BAD("%s: must be an object ({\"dirs\": {virtualPath: hostPath}, ...}), got %s", field,
-            mount ? type_name(mount) : "nothing");
+            mount ? fb_json_type_name(mount) : "nothing");
         return -1;
     }
     json_t *perm, *loading, *sync, *sec;

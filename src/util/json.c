@@ -244,3 +244,19 @@ char *fb_json_dumps(const json_t *v, size_t flags)
     }
     return fb_buf_steal(&b, NULL);
 }
+
+const char *fb_json_type_name(const json_t *v)
+{
+    if (fb_json_bignum(v))
+        return "number";
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    default: return "null";
+    }
+}

@@ -13,5 +13,8 @@ json_t *fb_json_loadb(const char *text, size_t len, size_t flags, json_error_t *
 char *fb_json_dumps(const json_t *v, size_t flags);
 /* The number text of a marked string, or NULL if v is not one. */
 const char *fb_json_bignum(const json_t *v);
+/* The JSON type of v as a request error names it: "object", "array", "string", "number" (big numbers
+ * included), "boolean" or "null". */
+const char *fb_json_type_name(const json_t *v);
 
 #endif
