@@ -22,23 +22,46 @@ enum {
     FNBOX_NO_RESULT = -1,         /* out of memory: no result could be built */
 };
 
-/* Permission callbacks: the host's say on what a request's `permissions` ask for (README, Permissions).
- * They are asked once per requested item, before the call starts (nothing has run yet), because fnbox
- * cannot mediate these while the function runs: the environment is fixed when the program starts, and
- * which programs may be executed is enforced by the kernel (Landlock). Return nonzero to allow; 0 to deny,
- * optionally writing a reason (NUL-terminated, at most reason_cap bytes) into reason. One denial refuses
- * the whole call: status "error", error.type "PermissionDenied", the message naming the key or command
- * and the reason; nothing runs. ctx is fnbox_call_options.permission_ctx.
+/* Permission callbacks: the host's say on what a request's `permissions` and `mount` allow (README,
+ * Permissions). Each returns nonzero to allow, or 0 to deny, optionally writing a reason (NUL-terminated,
+ * at most reason_cap bytes, UTF-8; invalid bytes are replaced) into reason. ctx is
+ * fnbox_call_options.permission_ctx. They can only narrow what the request allows: nothing the request
+ * refuses is ever asked about.
+ *
+ * Asked once per requested item, before the call starts (nothing has run yet), on the calling thread,
+ * because fnbox cannot mediate these while the function runs (the environment is fixed when the program
+ * starts; which programs may be executed is enforced by the kernel, Landlock). One denial refuses the
+ * whole call: status "error", error.type "PermissionDenied", the message naming the key or command and
+ * the reason; nothing runs.
  *   env:     each key of permissions.env, with its value.
  *   command: each command of permissions.childProcess, as requested ("git") with the file it resolved to
  *            ("/usr/bin/git"); when the request allows every command (childProcess: true or a preset),
  *            once with command "*" and path NULL.
- * Network (host + port, per connection) and fs (path + operation, per access) callbacks are later work:
- * fnbox can mediate those while the function runs (its network proxy, its FUSE mounts), so they will be
- * asked at the time of each access. */
+ *
+ * Asked at each access, while the function runs (fnbox mediates these itself): nothing is cached, every
+ * access asks again, and the function waits for the answer. They are called on fnbox's own threads (the
+ * network proxy's thread, each mount's server thread), possibly at the same time as each other, so they
+ * must be thread-safe and should be quick: a slow answer stalls the function (and the proxy's other
+ * connections), and fnbox waits for every answer, even past the call's timeout.
+ *   network: each connection permissions.network allows (HTTP forward, CONNECT or SOCKS5), once the
+ *            proxy has resolved the name: host as the function named it, port, and address, the resolved
+ *            address it will connect to, in text form ("127.0.0.1", "2001:db8::1"). 0 refuses the
+ *            connection (HTTP 403 / SOCKS5 "not allowed"): the result's `network` log lists it with
+ *            allowed false and reason "denied by the host: <reason>".
+ *   fs:      each operation on a mounted path that mount.permissions allows: path as the function sees it
+ *            ("/data/out/x.txt"), operation "read", "list", "create", "modify" or "delete" (the
+ *            vocabulary and the syscall mapping of mount.permissions). 0 is a denial exactly like a
+ *            rule's: EACCES under onPermissionDenied "throw", pretended under "ignore" / "virtual", and
+ *            listed in files.denied as {path, operation, rule: "callback: <reason>"} ("callback" without
+ *            a reason). It is asked once more for each change, on the calling thread, just before batch
+ *            sync writes it to the host (operation by the host's state then): a change it denies there is
+ *            not synced (sync.skipped, rule "callback: <reason>"). fnbox_sync asks no callback. */
 typedef int (*fnbox_env_check)(void *ctx, const char *key, const char *value, char *reason, size_t reason_cap);
 typedef int (*fnbox_command_check)(void *ctx, const char *command, const char *path, char *reason,
                                    size_t reason_cap);
+typedef int (*fnbox_network_check)(void *ctx, const char *host, unsigned port, const char *address, char *reason,
+                                   size_t reason_cap);
+typedef int (*fnbox_fs_check)(void *ctx, const char *path, const char *operation, char *reason, size_t reason_cap);
 
 typedef struct fnbox_call_options {
     size_t size;                  /* sizeof(fnbox_call_options): lets later versions add fields; fields
@@ -48,6 +71,8 @@ typedef struct fnbox_call_options {
     void *permission_ctx;         /* passed to the callbacks below */
     fnbox_env_check env;          /* NULL: the request alone decides */
     fnbox_command_check command;  /* NULL: the request alone decides */
+    fnbox_network_check network;  /* NULL: the request alone decides */
+    fnbox_fs_check fs;            /* NULL: the request alone decides */
 } fnbox_call_options;
 
 /* Runs one FunctionCallRequest (JSON text of request_len bytes). On return *result is a NUL-terminated

@@ -20,6 +20,7 @@
 #include "sandbox/sandbox.h"
 #include "util/fd.h"
 #include "util/json.h"
+#include "util/utf8.h"
 
 #define MAX_ARGV 32
 #define MAX_ENV (32 + FB_MAX_ENV_VARS) /* fnbox's and the driver's, then the request's permissions.env */
@@ -250,6 +251,46 @@ static int ask_host(const fb_request *req, const fnbox_call_options *o, fb_error
     return 0;
 }
 
+/* The host's per-access callbacks (fnbox_call_options network and fs) as the proxy and the mount servers
+ * call them (ctx: the call's options): the reason comes back NUL-terminated and valid UTF-8, since it
+ * ends up in the result's JSON. */
+static void clean_reason(char *reason, size_t cap)
+{
+    reason[cap - 1] = '\0';
+    size_t n = 0;
+    char *s = fb_utf8_sanitize(reason, strlen(reason), &n);
+    if (!s) {
+        reason[0] = '\0';
+        return;
+    }
+    if (n >= cap) { /* U+FFFD is longer than the byte it replaces: cut at a character boundary */
+        n = cap - 1;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(reason, s, n);
+    reason[n] = '\0';
+    free(s);
+}
+
+static int network_check(void *ctx, const char *host, uint16_t port, const char *address, char *reason, size_t cap)
+{
+    const fnbox_call_options *o = ctx;
+    reason[0] = '\0';
+    int allowed = o->network(o->permission_ctx, host, port, address, reason, cap);
+    clean_reason(reason, cap);
+    return allowed != 0;
+}
+
+static int fs_check(void *ctx, const char *path, const char *operation, char *reason, size_t cap)
+{
+    const fnbox_call_options *o = ctx;
+    reason[0] = '\0';
+    int allowed = o->fs(o->permission_ctx, path, operation, reason, cap);
+    clean_reason(reason, cap);
+    return allowed != 0;
+}
+
 /* The options the caller's struct is large enough to hold (older callers pass a smaller size); the rest
  * stay at their defaults. */
 static fnbox_call_options read_options(const fnbox_call_options *o)
@@ -326,6 +367,12 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         goto done;
     }
     net.policy = netpol;
+    if (opts.network) { /* asked by the proxy for each connection the policy allows */
+        net.check = network_check;
+        net.check_ctx = &opts;
+    }
+    if (opts.fs) /* asked by the mount servers at each operation, and by sync for each change */
+        fb_workspace_set_check(&ws, fs_check, &opts);
     if (req.lang->compiler && fb_compile(req.lang, req.code, req.code_len, plan.function_name, req.timeout_s,
                                          cancel_fd, &prog, &err) < 0) {
         code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);

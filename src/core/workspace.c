@@ -190,6 +190,14 @@ int fb_workspace_prepare(fb_workspace *ws, const fb_request *req, const fb_sandb
     return 0;
 }
 
+void fb_workspace_set_check(fb_workspace *ws, fb_fs_check check, void *ctx)
+{
+    ws->check = check;
+    ws->check_ctx = ctx;
+    for (size_t i = 0; i < ws->nfs; i++)
+        fb_mountfs_set_check(ws->fs[i], check, ctx);
+}
+
 static int serve_mount(void *ctx, size_t index, int fd, fb_error *err)
 {
     fb_workspace *ws = ctx;
@@ -262,7 +270,9 @@ int fb_workspace_sync(fb_workspace *ws, bool call_succeeded, fb_error *err)
     }
     fb_sync_report rep = {0};
     if (rc == 0 && in_mounts.n > 0) {
-        rc = fb_sync_apply(m, &in_mounts, &rep, err);
+        /* the rules, and the host's callback, are asked once more for each change */
+        fb_sync_options opt = {.on_error = -1, .check = ws->check, .check_ctx = ws->check_ctx};
+        rc = fb_sync_apply_ex(m, &in_mounts, &opt, &rep, err);
         ws->sync_report = fb_sync_report_json(&rep);
         if (rc == 0 && !ws->sync_report)
             rc = fb_set_error(err, "OutOfMemory", ENOMEM, "sync report");

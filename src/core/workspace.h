@@ -28,9 +28,14 @@ typedef struct fb_workspace {
     fb_change_list changes;        /* after collect */
     json_t *sync_report;           /* after sync: {synced, failed, skipped}; NULL when nothing was synced */
     bool synced;
+    fb_fs_check check;             /* the host's say per access and before sync (NULL: the rules alone) */
+    void *check_ctx;
 } fb_workspace;
 
 int fb_workspace_prepare(fb_workspace *ws, const fb_request *req, const fb_sandbox_limits *lim, fb_error *err);
+/* The host's callback (fnbox_call_options' fs): asked by every mount server at each operation its rules
+ * allow, and by sync for each change its rules allow. Call after prepare, before the sandbox runs. */
+void fb_workspace_set_check(fb_workspace *ws, fb_fs_check check, void *ctx);
 void fb_workspace_attach(fb_workspace *ws, fb_sandbox_spec *spec);
 int fb_workspace_collect(fb_workspace *ws, const fb_sandbox_outcome *out, fb_error *err);
 /* Applies the changes when the mount's sync mode and the call's outcome allow it. */

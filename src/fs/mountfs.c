@@ -4,7 +4,8 @@
  *      only (openat2 RESOLVE_BENEATH; symlinks per security.followSymlinks) and filtered by the loading
  *      options;
  *   2. whether it is allowed: the mount's rules (rules.c) for read / list / create / modify / delete, at
- *      the moment of the operation; a refusal is recorded and answered per onPermissionDenied;
+ *      the moment of the operation, then the host's callback (fb_mountfs_set_check) for what the rules
+ *      allow; a refusal is recorded and answered per onPermissionDenied;
  *   3. the effect: reads come from the host or the upper layer, every change goes to the upper layer.
  * The host is never written here. The server thread is the only one touching the state until
  * fb_mountfs_stop joins it. */
@@ -43,6 +44,8 @@ struct fb_mountfs {
     ov_store decided;        /* loading decisions for host files: mode 1 = admitted, 0 = left out */
     uint64_t admitted_bytes; /* for maxTotalSize */
     fb_denial_list denials;
+    fb_fs_check check;       /* the host's say after the rules (NULL: none) */
+    void *check_ctx;
     fb_skipped *skipped;
     size_t nskipped, skipped_cap;
     struct fuse *fuse;
@@ -193,13 +196,40 @@ static bool host_has(const fb_mountfs *fs, const char *rel)
 
 typedef enum { DENY_NONE, DENY_THROW, DENY_IGNORE, DENY_VIRTUAL } verdict;
 
+/* Whether the host's callback allows op on vpath; when not, *rule gets "callback[: <reason>]". */
+static bool host_allows(fb_mountfs *fs, const char *vpath, fb_op op, char *rule, size_t cap)
+{
+    char reason[FB_FS_REASON_MAX] = "";
+    if (fs->check(fs->check_ctx, vpath, fb_op_name(op), reason, sizeof reason))
+        return true;
+    reason[sizeof reason - 1] = '\0';
+    snprintf(rule, cap, "callback%s%s", reason[0] ? ": " : "", reason);
+    return false;
+}
+
 static verdict check(fb_mountfs *fs, const char *rel, fb_op op)
 {
     const char *rule = NULL;
-    if (fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel, op, &rule))
+    bool allowed = fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel, op, &rule);
+    if (allowed && !fs->check)
         return DENY_NONE;
-    char *vpath = NULL;
-    if (asprintf(&vpath, "%s%s%s", fs->dir->virtual_path, *rel ? "/" : "", rel) >= 0) {
+    char *vpath = NULL, host_rule[FB_FS_REASON_MAX + 16];
+    if (asprintf(&vpath, "%s%s%s", fs->dir->virtual_path, *rel ? "/" : "", rel) < 0) {
+        vpath = NULL;
+        if (allowed) { /* the host cannot be asked: fail closed */
+            note_failure(fs, "asking the host", ENOMEM);
+            allowed = false;
+            rule = "callback: out of memory";
+        }
+    }
+    if (allowed && vpath) {
+        if (host_allows(fs, vpath, op, host_rule, sizeof host_rule)) {
+            free(vpath);
+            return DENY_NONE;
+        }
+        rule = host_rule;
+    }
+    if (vpath) {
         fb_error err = {0};
         if (fb_denial_add(&fs->denials, vpath, fb_op_name(op), rule, &err) < 0)
             note_failure(fs, "recording a denial", ENOMEM);
@@ -917,6 +947,12 @@ int fb_mountfs_open(const fb_mount_config *cfg, const fb_mount_dir *dir, uint64_
 fail:
     fb_mountfs_free(fs);
     return -1;
+}
+
+void fb_mountfs_set_check(fb_mountfs *fs, fb_fs_check fn, void *ctx)
+{
+    fs->check = fn;
+    fs->check_ctx = ctx;
 }
 
 int fb_mountfs_add_file(fb_mountfs *fs, const char *rel, const void *data, size_t len, fb_error *err)

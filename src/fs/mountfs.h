@@ -28,6 +28,14 @@ typedef struct fb_skipped {
  * write into the view (ENOSPC beyond). */
 int fb_mountfs_open(const fb_mount_config *cfg, const fb_mount_dir *dir, uint64_t max_upper_bytes,
                     fb_mountfs **out, fb_error *err);
+/* The host's say per operation (fnbox_call_options' fs callback): called on the server thread for each
+ * operation the mount's rules allow, with the virtual path ("/data/out/x.txt") and the operation's name
+ * ("read", "list", "create", "modify", "delete"); nonzero allows, 0 denies (treated exactly as a rule's
+ * denial, recorded with the rule "callback: <reason>"). reason is NUL-terminated by the caller. */
+typedef int (*fb_fs_check)(void *ctx, const char *path, const char *operation, char *reason, size_t reason_cap);
+#define FB_FS_REASON_MAX 256
+/* Sets the callback (NULL: the rules alone decide). Call before fb_mountfs_serve. */
+void fb_mountfs_set_check(fb_mountfs *fs, fb_fs_check check, void *ctx);
 /* Places a request `files` entry (rel to the mount root) in the view before the call. */
 int fb_mountfs_add_file(fb_mountfs *fs, const char *rel, const void *data, size_t len, fb_error *err);
 /* Starts serving the FUSE connection fd (ownership passes to fs) on a thread of its own. */

@@ -561,6 +561,16 @@ static int apply_one(ctx *c, const fb_change *ch, size_t idx, const fb_sync_opti
         return item_skip(it, rule ? rule : "default", "permission denied: %s (rule %s)", fb_op_name(op),
                          rule ? rule : "default");
     }
+    if (opt && opt->check) {
+        char why[256] = "", host_rule[sizeof why + 16];
+        if (!opt->check(opt->check_ctx, vp, fb_op_name(op), why, sizeof why)) {
+            if (pfd >= 0)
+                close(pfd);
+            why[sizeof why - 1] = '\0';
+            snprintf(host_rule, sizeof host_rule, "callback%s%s", why[0] ? ": " : "", why);
+            return item_skip(it, host_rule, "permission denied: %s (rule %s)", fb_op_name(op), host_rule);
+        }
+    }
     char *target = NULL;
     if (ch->type == FB_FILE_SYMLINK && ch->kind != FB_CHANGE_DELETED) {
         if (c->m->symlinks == FB_SYMLINKS_NO) {

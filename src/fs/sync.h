@@ -1,6 +1,7 @@
 /* Applying a change list to the host (docs/internals/sync.md). Every change is mapped to its mount, checked
- * against the mount's rules once more (the final check: a forbidden change is never written, whatever
- * happened at operation time), and written atomically beneath the mount root:
+ * against the mount's rules once more (and the host's callback, fb_sync_options.check: the final check, a
+ * forbidden change is never written, whatever happened at operation time), and written atomically beneath
+ * the mount root:
  *   files and symlinks: a temporary (O_EXCL) in the target's directory, fsync, then renameat2 over the
  *                       target (RENAME_NOREPLACE when the target is absent, so a file that appeared on the
  *                       host meanwhile is a conflict, never silently overwritten);
@@ -63,6 +64,11 @@ typedef struct fb_sync_options {
      * NULL: every change goes. */
     fb_sync_decision (*before)(void *ctx, const fb_change *change, const char *host_path);
     void *ctx;
+    /* The host's say (fnbox_call_options' fs callback), asked for each change the rules allow, after the
+     * rules check, with the change's virtual path and the operation the rules were asked about; 0 skips
+     * the change like a rule would (rule "callback: <reason>"). NULL: the rules alone decide. */
+    int (*check)(void *check_ctx, const char *path, const char *operation, char *reason, size_t reason_cap);
+    void *check_ctx;
 } fb_sync_options;
 
 /* Applies changes to the host per m (m->on_error unless opt overrides it). Returns 0 when the sync ran,

@@ -49,9 +49,7 @@ typedef struct child_ctx {
     const fb_bpf *bpf;
     fb_idmap idmap;
     bool memory_by_cgroup, pids_by_cgroup;
-    int out_w, err_w, report_w, sync_fd, result_fd, input_r;
-    int parent_ends[5]; /* the parent's ends of our pipes: closed first thing (the input's write end
-                           held open here would keep the harness from ever seeing EOF) */
+    int out_w, err_w, report_w, sync_fd, result_fd, input_r; /* init keeps these descriptors only */
     int fuse_fds[FB_SANDBOX_MAX_FUSE];
 } child_ctx;
 
@@ -235,14 +233,38 @@ static int prepare_root(const child_ctx *c, fb_error *err)
     return 0;
 }
 
+/* [child] Closes every descriptor init inherited except its own ends of the call's pipes. init is a
+ * clone of the host process, so it starts with all of the host's descriptors: the parent's ends of our
+ * pipes, but also other calls' pipes when the host runs calls from several threads (a copy of another
+ * call's input write end held here would keep that call's harness from ever seeing EOF, and that call's
+ * init could hold ours: a deadlock), and whatever else the host has open. */
+static void close_inherited_fds(const child_ctx *c)
+{
+    int keep[] = {c->out_w, c->err_w, c->report_w, c->sync_fd, c->result_fd, c->input_r};
+    size_t n = sizeof keep / sizeof *keep;
+    for (size_t i = 1; i < n; i++) /* insertion sort: six entries */
+        for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+            int t = keep[j];
+            keep[j] = keep[j - 1];
+            keep[j - 1] = t;
+        }
+    unsigned first = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (keep[i] < 0)
+            continue;
+        if ((unsigned)keep[i] > first)
+            (void)syscall(SYS_close_range, first, (unsigned)keep[i] - 1, 0U);
+        first = (unsigned)keep[i] + 1;
+    }
+    (void)syscall(SYS_close_range, first, ~0U, 0U);
+}
+
 static __attribute__((noreturn)) void init_main(child_ctx *c)
 {
+    close_inherited_fds(c);
     hide_cmdline();
     fb_error err = {0};
     char go = 0;
-    for (size_t i = 0; i < sizeof c->parent_ends / sizeof *c->parent_ends; i++)
-        if (c->parent_ends[i] >= 0)
-            close(c->parent_ends[i]);
     if (read(c->sync_fd, &go, 1) != 1) /* the parent failed to set us up: it reports why */
         _exit(126);
     if (open_fuse_devices(c->spec, c->fuse_fds, &err) < 0)
@@ -272,7 +294,10 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
     }
     if (prepare_root(c, &err) < 0 || fb_net_loopback_up(&err) < 0)
         child_fail(c->report_w, &err);
-    pid_t pid = fork();
+    /* A raw clone, not fork(): glibc's fork takes every malloc arena lock first, and in this clone of a
+     * multithreaded host a lock another host thread held at the moment of our clone stays held forever.
+     * Nothing between here and execve allocates. */
+    pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
     if (pid < 0) {
         fb_set_error(&err, "SandboxSetupFailed", errno, "fork program");
         child_fail(c->report_w, &err);
@@ -488,8 +513,7 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
         goto done;
     child_ctx c = {.spec = spec, .bpf = &bpf, .idmap = idmap, .memory_by_cgroup = cg.memory_dir[0] != '\0',
                    .pids_by_cgroup = cg.pids_dir[0] != '\0', .out_w = f.out[1], .err_w = f.err[1],
-                   .report_w = f.report[1], .sync_fd = f.sync[0], .result_fd = f.result, .input_r = f.input[0],
-                   .parent_ends = {f.out[0], f.err[0], f.report[0], f.sync[1], f.input[1]}};
+                   .report_w = f.report[1], .sync_fd = f.sync[0], .result_fd = f.result, .input_r = f.input[0]};
     pid = (pid_t)syscall(SYS_clone, (unsigned long)(NS_FLAGS | SIGCHLD), NULL, NULL, NULL, NULL);
     if (pid < 0) {
         fb_set_error(err, errno == EPERM || errno == EINVAL || errno == ENOSPC ? "KernelFeatureMissing"

@@ -74,11 +74,14 @@ int fb_userns_become_inner(const fb_idmap *m, fb_error *err)
      * ids first thing, keeping the namespace capabilities we still need to build the root. */
     if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
         return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_KEEPCAPS)");
-    if (m->privileged && setgroups(0, NULL) < 0)
+    /* Raw syscalls, not libc's wrappers: this child came from a raw clone of a possibly multithreaded
+     * host, and glibc's set*id wrappers signal every thread glibc believes exists (nptl setxid) and wait
+     * for answers that never come (the threads are in the parent): a deadlock. */
+    if (m->privileged && syscall(SYS_setgroups, 0, NULL) < 0)
         return fb_set_error(err, "SandboxSetupFailed", errno, "setgroups(0)");
-    if (setresgid(FB_INNER_GID, FB_INNER_GID, FB_INNER_GID) < 0)
+    if (syscall(SYS_setresgid, FB_INNER_GID, FB_INNER_GID, FB_INNER_GID) < 0)
         return fb_set_error(err, "SandboxSetupFailed", errno, "setresgid(%d)", FB_INNER_GID);
-    if (setresuid(FB_INNER_UID, FB_INNER_UID, FB_INNER_UID) < 0)
+    if (syscall(SYS_setresuid, FB_INNER_UID, FB_INNER_UID, FB_INNER_UID) < 0)
         return fb_set_error(err, "SandboxSetupFailed", errno, "setresuid(%d)", FB_INNER_UID);
     struct __user_cap_data_struct data[2];
     if (caps_get(data) < 0)
