@@ -63,6 +63,35 @@ typedef int (*fnbox_network_check)(void *ctx, const char *host, unsigned port, c
                                    size_t reason_cap);
 typedef int (*fnbox_fs_check)(void *ctx, const char *path, const char *operation, char *reason, size_t reason_cap);
 
+/* Events, as the seed's executor emits them (README, Files and mounts: Events), delivered in order on the
+ * calling thread, after the function has ended (every sandboxed process is dead):
+ *   permissionDenied  each refused operation on a mounted path, in the order they happened (path,
+ *                     operation, rule);
+ *   beforeSync        each change batch sync is about to check and write (path, real_path, change,
+ *                     file_type); the return value decides: FNBOX_SYNC_GO, FNBOX_SYNC_SKIP (not written,
+ *                     listed in sync.skipped "skipped by beforeSync"), or FNBOX_SYNC_ABORT (this change and
+ *                     the rest are not written, and what was written is undone under onError "rollback")
+ *                     when fnbox_call_options.sync_allow_abort is set (the seed's
+ *                     syncEventConfig.allowAbort); without it ABORT counts as SKIP;
+ *   afterSync         each change sync tried (success 1 written, 0 failed with error);
+ *   syncError         each change that failed (path, error), right after its afterSync.
+ * A change written and later undone by a rollback had its afterSync with success 1; the result's sync
+ * report (rolledBack, undone) says what was undone. The return value matters only for beforeSync. Fields
+ * an event does not have are NULL (success 0). The strings live until the callback returns. */
+typedef struct fnbox_event {
+    const char *type;      /* "permissionDenied", "beforeSync", "afterSync", "syncError" */
+    const char *path;      /* the virtual path, as the function saw it ("/data/out/x.txt") */
+    const char *real_path; /* sync events: the host file */
+    const char *change;    /* sync events: "created", "modified", "deleted" */
+    const char *file_type; /* sync events: "file", "directory", "symlink" */
+    const char *operation; /* permissionDenied: "read", "list", "create", "modify", "delete" */
+    const char *rule;      /* permissionDenied: the deciding rule */
+    int success;           /* afterSync */
+    const char *error;     /* afterSync (failed), syncError */
+} fnbox_event;
+enum { FNBOX_SYNC_GO = 0, FNBOX_SYNC_SKIP = 1, FNBOX_SYNC_ABORT = 2 };
+typedef int (*fnbox_event_fn)(void *ctx, const fnbox_event *event);
+
 typedef struct fnbox_call_options {
     size_t size;                  /* sizeof(fnbox_call_options): lets later versions add fields; fields
                                      beyond size are taken as absent (NULL / -1) */
@@ -73,6 +102,10 @@ typedef struct fnbox_call_options {
     fnbox_command_check command;  /* NULL: the request alone decides */
     fnbox_network_check network;  /* NULL: the request alone decides */
     fnbox_fs_check fs;            /* NULL: the request alone decides */
+    /* since 0.3 */
+    fnbox_event_fn event;         /* NULL: events are only logged in the result's `events` */
+    void *event_ctx;              /* passed to event */
+    int sync_allow_abort;         /* nonzero: beforeSync may abort the whole sync (FNBOX_SYNC_ABORT) */
 } fnbox_call_options;
 
 /* Runs one FunctionCallRequest (JSON text of request_len bytes). On return *result is a NUL-terminated

@@ -373,6 +373,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     }
     if (opts.fs) /* asked by the mount servers at each operation, and by sync for each change */
         fb_workspace_set_check(&ws, fs_check, &opts);
+    fb_workspace_set_events(&ws, opts.event, opts.event_ctx, opts.sync_allow_abort != 0);
     if (req.lang->compiler && fb_compile(req.lang, req.code, req.code_len, plan.function_name, req.timeout_s,
                                          cancel_fd, &prog, &err) < 0) {
         code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);

@@ -9,6 +9,7 @@
 #include "core/limits.h"
 #include "fs/sync.h"
 #include "util/base64.h"
+#include "util/utf8.h"
 
 #define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
 
@@ -198,6 +199,96 @@ void fb_workspace_set_check(fb_workspace *ws, fb_fs_check check, void *ctx)
         fb_mountfs_set_check(ws->fs[i], check, ctx);
 }
 
+void fb_workspace_set_events(fb_workspace *ws, fnbox_event_fn fn, void *ctx, bool allow_abort)
+{
+    ws->on_event = fn;
+    ws->event_ctx = ctx;
+    ws->allow_abort = allow_abort;
+}
+
+/* ---- events: logged in order, and handed to the host's callback ---- */
+
+static void put_str(json_t *o, const char *key, const char *value)
+{
+    if (value)
+        json_object_set_new(o, key, json_string(value));
+}
+
+/* The log entry for ev. Paths are shown with U+FFFD for bytes that are not UTF-8 (json_string refuses
+ * them). */
+static json_t *event_json(const fnbox_event *ev)
+{
+    json_t *o = json_pack("{s:s}", "type", ev->type);
+    if (!o)
+        return NULL;
+    const char *keys[] = {"path", "realPath", "change", "fileType", "operation", "rule"};
+    const char *vals[] = {ev->path, ev->real_path, ev->change, ev->file_type, ev->operation, ev->rule};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        if (!vals[i])
+            continue;
+        size_t n = 0;
+        char *clean = fb_utf8_sanitize(vals[i], strlen(vals[i]), &n);
+        if (clean)
+            json_object_set_new(o, keys[i], json_stringn(clean, n));
+        free(clean);
+    }
+    if (strcmp(ev->type, "afterSync") == 0)
+        json_object_set_new(o, "success", json_boolean(ev->success));
+    put_str(o, "error", ev->error);
+    return o;
+}
+
+/* Logs ev (when log) and asks the host's callback; its answer (0 without a callback). */
+static int emit(fb_workspace *ws, const fnbox_event *ev, bool log)
+{
+    if (log) {
+        if (!ws->events)
+            ws->events = json_array();
+        if (ws->events)
+            json_array_append_new(ws->events, event_json(ev));
+    }
+    return ws->on_event ? ws->on_event(ws->event_ctx, ev) : 0;
+}
+
+static fb_sync_decision before_sync(void *ctx, const fb_change *ch, const char *host_path)
+{
+    fb_workspace *ws = ctx;
+    fnbox_event ev = {.type = "beforeSync", .path = ch->path, .real_path = host_path,
+                      .change = fb_change_kind_name(ch->kind), .file_type = fb_file_type_name(ch->type)};
+    switch (emit(ws, &ev, true)) {
+    case FNBOX_SYNC_SKIP: return FB_SYNC_SKIP;
+    case FNBOX_SYNC_ABORT: return ws->allow_abort ? FB_SYNC_ABORT : FB_SYNC_SKIP;
+    default: return FB_SYNC_GO;
+    }
+}
+
+static void after_sync(void *ctx, const fb_change *ch, const fb_sync_item *it)
+{
+    fb_workspace *ws = ctx;
+    bool ok = it->state == FB_SYNC_ITEM_SYNCED;
+    fnbox_event ev = {.type = "afterSync", .path = ch->path, .real_path = it->host_path,
+                      .change = fb_change_kind_name(ch->kind), .file_type = fb_file_type_name(ch->type),
+                      .success = ok, .error = ok ? NULL : it->error};
+    emit(ws, &ev, true);
+    if (!ok) {
+        fnbox_event e2 = {.type = "syncError", .path = ch->path, .real_path = it->host_path,
+                          .change = ev.change, .file_type = ev.file_type, .error = it->error};
+        emit(ws, &e2, true);
+    }
+}
+
+static void emit_denials(fb_workspace *ws)
+{
+    for (size_t i = 0; i < ws->nfs; i++) {
+        const fb_denial_list *d = fb_mountfs_denials(ws->fs[i]);
+        for (size_t j = 0; j < d->n; j++) {
+            fnbox_event ev = {.type = "permissionDenied", .path = d->v[j].path, .operation = d->v[j].operation,
+                              .rule = d->v[j].rule};
+            emit(ws, &ev, ws->req->reporting.include_denied);
+        }
+    }
+}
+
 static int serve_mount(void *ctx, size_t index, int fd, fb_error *err)
 {
     fb_workspace *ws = ctx;
@@ -237,6 +328,7 @@ int fb_workspace_collect(fb_workspace *ws, const fb_sandbox_outcome *out, fb_err
             return -1;
     if (ws->changes.n > 1)
         qsort(ws->changes.v, ws->changes.n, sizeof *ws->changes.v, by_path);
+    emit_denials(ws);
     return 0;
 }
 
@@ -271,7 +363,8 @@ int fb_workspace_sync(fb_workspace *ws, bool call_succeeded, fb_error *err)
     fb_sync_report rep = {0};
     if (rc == 0 && in_mounts.n > 0) {
         /* the rules, and the host's callback, are asked once more for each change */
-        fb_sync_options opt = {.on_error = -1, .check = ws->check, .check_ctx = ws->check_ctx};
+        fb_sync_options opt = {.on_error = -1, .before = before_sync, .after = after_sync, .ctx = ws,
+                               .check = ws->check, .check_ctx = ws->check_ctx};
         rc = fb_sync_apply_ex(m, &in_mounts, &opt, &rep, err);
         ws->sync_report = fb_sync_report_json(&rep);
         if (rc == 0 && !ws->sync_report)
@@ -306,7 +399,7 @@ static json_t *change_json(const fb_change *c, bool with_content)
     return o;
 }
 
-static int add_denials(const fb_workspace *ws, json_t *files, json_t *events)
+static int add_denials(const fb_workspace *ws, json_t *files)
 {
     json_t *denied = json_array();
     for (size_t i = 0; i < ws->nfs; i++) {
@@ -314,9 +407,6 @@ static int add_denials(const fb_workspace *ws, json_t *files, json_t *events)
         for (size_t j = 0; j < d->n; j++) {
             json_array_append_new(denied, json_pack("{s:s, s:s, s:s}", "path", d->v[j].path, "operation",
                                                     d->v[j].operation, "rule", d->v[j].rule));
-            json_array_append_new(events, json_pack("{s:s, s:s, s:s, s:s}", "type", "permissionDenied", "path",
-                                                    d->v[j].path, "operation", d->v[j].operation, "rule",
-                                                    d->v[j].rule));
         }
     }
     return json_object_set_new(files, "denied", denied);
@@ -338,31 +428,10 @@ static void add_skipped(const fb_workspace *ws, json_t *files)
         json_decref(skipped);
 }
 
-/* The seed's afterSync (every change that was tried) and syncError (those that failed) events. */
-static void add_sync_events(json_t *report, json_t *events)
-{
-    size_t i;
-    json_t *d;
-    json_array_foreach(json_object_get(report, "details"), i, d) {
-        const char *status = json_string_value(json_object_get(d, "status"));
-        if (!status || strcmp(status, "notAttempted") == 0 || strcmp(status, "skipped") == 0)
-            continue;
-        bool ok = strcmp(status, "synced") == 0;
-        json_t *path = json_object_get(d, "path"), *error = json_object_get(d, "error");
-        json_t *ev = json_pack("{s:s, s:O, s:b}", "type", "afterSync", "path", path, "success", ok);
-        if (ev && error)
-            json_object_set(ev, "error", error);
-        json_array_append_new(events, ev);
-        if (!ok && strcmp(status, "failed") == 0)
-            json_array_append_new(events, json_pack("{s:s, s:O, s:O?}", "type", "syncError", "path", path, "error",
-                                                    error));
-    }
-}
-
 int fb_workspace_report(const fb_workspace *ws, json_t *result, fb_error *err)
 {
     const fb_reporting *rep = &ws->req->reporting;
-    json_t *files = json_object(), *events = json_array();
+    json_t *files = json_object();
     json_t *lists[3] = {json_array(), json_array(), json_array()}; /* created, modified, deleted */
     if (rep->include_changes)
         for (size_t i = 0; i < ws->changes.n; i++)
@@ -371,26 +440,23 @@ int fb_workspace_report(const fb_workspace *ws, json_t *result, fb_error *err)
     json_object_set_new(files, "modified", lists[1]);
     json_object_set_new(files, "deleted", lists[2]);
     if (rep->include_denied)
-        add_denials(ws, files, events);
+        add_denials(ws, files);
     add_skipped(ws, files);
     for (size_t i = 0; i < ws->nfs; i++)
         if (fb_mountfs_failure(ws->fs[i]))
             json_object_set_new(files, "error", json_string(fb_mountfs_failure(ws->fs[i])));
     json_object_set_new(result, "files", files);
-    if (ws->sync_report) {
+    if (ws->sync_report)
         json_object_set(result, "sync", ws->sync_report);
-        add_sync_events(ws->sync_report, events);
-    }
-    if (json_array_size(events))
-        json_object_set_new(result, "events", events);
-    else
-        json_decref(events);
+    if (json_array_size(ws->events))
+        json_object_set(result, "events", ws->events);
     (void)err;
     return 0;
 }
 
 void fb_workspace_free(fb_workspace *ws)
 {
+    json_decref(ws->events);
     for (size_t i = 0; i < ws->nfs; i++)
         fb_mountfs_free(ws->fs[i]);
     for (size_t i = 0; i < ws->nuser; i++) {

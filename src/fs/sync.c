@@ -755,6 +755,9 @@ int fb_sync_apply_ex(const fb_mount_config *m, const fb_change_list *changes, co
         bool abort_all = false;
         if (apply_one(&c, &changes->v[i], i, opt, &abort_all) < 0 || abort_all)
             stop = abort_all || c.on_error != FB_ON_ERROR_CONTINUE;
+        fb_sync_state st = rep->items[i].state;
+        if (opt && opt->after && (st == FB_SYNC_ITEM_SYNCED || st == FB_SYNC_ITEM_FAILED))
+            opt->after(opt->ctx, &changes->v[i], &rep->items[i]);
     }
     for (size_t i = 0; rc == 0 && i < n; i++)
         if (rep->items[i].state == FB_SYNC_ITEM_NOT_ATTEMPTED && !rep->items[i].reason)

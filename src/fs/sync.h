@@ -63,6 +63,9 @@ typedef struct fb_sync_options {
      * are not attempted and the sync ends as on a failure (rolled back under "rollback", kept otherwise).
      * NULL: every change goes. */
     fb_sync_decision (*before)(void *ctx, const fb_change *change, const char *host_path);
+    /* Called for each change right after it was tried (item state SYNCED or FAILED), in application
+     * order; a later rollback does not call it again. NULL: none. ctx is shared with before. */
+    void (*after)(void *ctx, const fb_change *change, const fb_sync_item *item);
     void *ctx;
     /* The host's say (fnbox_call_options' fs callback), asked for each change the rules allow, after the
      * rules check, with the change's virtual path and the operation the rules were asked about; 0 skips
