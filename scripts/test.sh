@@ -3,11 +3,15 @@
 #   1. the cmocka unit tests (build/tests/*/test_*) and the pytest suites tests/integration + tests/security
 #      against build/fnbox;
 #   2. `make sanitize`, then the same unit tests and suites against the ASan+UBSan build (build-asan/);
-#   3. static analysis (scripts/lint.sh: cppcheck, clang-tidy, shellcheck), counted as one test.
+#   3. the adversarial suite's weak run against build-weak/ (-DFB_DEFENCE_SWITCHES): every attack whose
+#      defence has a switch must get through with it off;
+#   4. static analysis (scripts/lint.sh: cppcheck, clang-tidy, shellcheck), counted as one test;
+#   5. a short run of every libFuzzer target (scripts/fuzz.sh, clang + ASan + UBSan, FUZZ_SECONDS each,
+#      default 15), one test per target.
 # Ends with exactly one line "N passed, M failed" (totals over everything) and exits non-zero if anything
 # failed or nothing ran.
 #
-# Environment: SANITIZE=0 skips pass 2; LINT=0 skips pass 3; PYTHON (default /usr/bin/python3, which has pytest);
+# Environment: SANITIZE=0 skips pass 2; WEAK=0 pass 3; LINT=0 pass 4; FUZZ=0 pass 5; PYTHON (default /usr/bin/python3, which has pytest);
 # PYTEST_ARGS adds arguments to both pytest runs (e.g. PYTEST_ARGS="-k roundtrip -x").
 # Nothing is written into the repository besides the build directories (no .pytest_cache, no __pycache__).
 set -u
@@ -62,18 +66,22 @@ run_units() {
     say "$label: ${#bins[@]} unit test binaries, $n tests"
 }
 
-# run_pytest FNBOX_BINARY LABEL: the integration and security suites against one binary.
+# run_pytest FNBOX_BINARY LABEL [PATH...]: pytest on the paths (default: the integration and security
+# suites) against one binary.
 run_pytest() {
     local fnbox=$1 label=$2 xml="$TMP/$2.xml" rc counts p f
+    shift 2
+    local paths=("$@")
+    [ ${#paths[@]} -gt 0 ] || paths=(tests/integration tests/security)
     if [ ! -x "$fnbox" ]; then
         say "$label: $fnbox missing, pytest not run"
         FAILED=$((FAILED + 1))
         return
     fi
-    say "$label: pytest tests/integration tests/security with FNBOX=$fnbox"
+    say "$label: pytest ${paths[*]} with FNBOX=$fnbox"
     # shellcheck disable=SC2086
-    FNBOX="$fnbox" "$PYTHON" -m pytest -p no:cacheprovider -q -rfE --junitxml="$xml" \
-        tests/integration tests/security ${PYTEST_ARGS:-}
+    FNBOX="$fnbox" FNBOX_WEAK="$fnbox" "$PYTHON" -m pytest -p no:cacheprovider -q -rfE --junitxml="$xml" \
+        "${paths[@]}" ${PYTEST_ARGS:-}
     rc=$?
     if [ ! -s "$xml" ]; then
         say "$label: pytest exited $rc without a report"
@@ -123,6 +131,18 @@ if [ "$SANITIZE" != 0 ]; then
     fi
 fi
 
+# The adversarial suite's weak run: each attack against a build with test-only defence switches, with its
+# defence switched off, must now get through (tests/security/adversarial/conftest.py).
+if [ "${WEAK:-1}" != 0 ]; then
+    say "build: $MAKE BUILD=build-weak CFLAGS=-DFB_DEFENCE_SWITCHES all (adversarial weak run)"
+    if $MAKE --no-print-directory -s BUILD=build-weak CFLAGS=-DFB_DEFENCE_SWITCHES all; then
+        ADVERSARIAL_WEAK=1 run_pytest build-weak/fnbox "adversarial-weak" tests/security/adversarial
+    else
+        say "weak build failed"
+        FAILED=$((FAILED + 1))
+    fi
+fi
+
 if [ "${LINT:-1}" != 0 ]; then
     say "lint: scripts/lint.sh"
     if scripts/lint.sh; then
@@ -131,6 +151,23 @@ if [ "${LINT:-1}" != 0 ]; then
         say "lint: FAILED"
         FAILED=$((FAILED + 1))
     fi
+fi
+
+if [ "${FUZZ:-1}" != 0 ]; then
+    say "fuzz: scripts/fuzz.sh ${FUZZ_SECONDS:-15}"
+    scripts/fuzz.sh "${FUZZ_SECONDS:-15}" | tee "$TMP/fuzz.out"
+    rc=${PIPESTATUS[0]}
+    p=$(grep -c '^fuzz [a-z_]*: ok' "$TMP/fuzz.out")
+    f=$(grep -c '^fuzz [a-z_]*: FAILED' "$TMP/fuzz.out")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        f=1  # the build failed or a target could not start
+    fi
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+        f=1  # nothing ran
+    fi
+    say "fuzz: $p passed, $f failed"
+    PASSED=$((PASSED + p))
+    FAILED=$((FAILED + f))
 fi
 
 echo "$PASSED passed, $FAILED failed"

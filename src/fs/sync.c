@@ -23,6 +23,7 @@
 
 #include "fs/resolve.h"
 #include "fs/rules.h"
+#include "sandbox/defences.h"
 #include "util/fd.h"
 #include "util/utf8.h"
 
@@ -257,6 +258,8 @@ static char *restricted_target(const fb_mount_dir *d, const char *rel, const cha
     const char *t = (const char *)ch->content;
     if (tlen == 0 || memchr(t, '\0', tlen))
         return NULL;
+    if (fb_defence_disabled("beneath")) /* test builds: the link is written as the function made it */
+        return strndup(t, tlen);
     size_t depth = 0; /* directories between the mount root and the link */
     for (const char *p = rel; p < base; p++)
         depth += *p == '/';

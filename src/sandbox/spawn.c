@@ -36,6 +36,7 @@
 
 #include "core/limits.h"
 #include "sandbox/internal.h"
+#include "sandbox/defences.h"
 #include "util/fd.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -50,6 +51,7 @@ typedef struct child_ctx {
     fb_idmap idmap;
     bool memory_by_cgroup, pids_by_cgroup;
     int out_w, err_w, report_w, sync_fd, result_fd, input_r; /* init keeps these descriptors only */
+    int parent_ends[5]; /* the parent's ends of the same pipes */
     int fuse_fds[FB_SANDBOX_MAX_FUSE];
 } child_ctx;
 
@@ -80,7 +82,7 @@ static int setup_fds(const child_ctx *c, fb_error *err)
         if (high[i] >= 0 && dup2(high[i], i) < 0)
             return fb_set_error(err, "SandboxSetupFailed", errno, "dup2 to fd %d", i);
     /* Everything else (including fds a library caller leaked without O_CLOEXEC) closes at execve. */
-    if (syscall(SYS_close_range, 5U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+    if (!fb_defence_disabled("fds") && syscall(SYS_close_range, 5U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         return fb_set_error(err, "KernelFeatureMissing", errno, "close_range");
     return 0;
 }
@@ -94,6 +96,19 @@ static void reset_signals(void)
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
             signal(sig, SIG_DFL);
+}
+
+/* Test builds ("env" switch): the call's environment followed by the host's (no allocation: a clone). */
+static char *const *with_host_environ(char *const *envp)
+{
+    static char *merged[4096];
+    size_t n = 0;
+    for (char *const *p = envp; *p && n < 2048; p++)
+        merged[n++] = *p;
+    for (char **p = environ; p && *p && n < sizeof merged / sizeof *merged - 1; p++)
+        merged[n++] = *p;
+    merged[n] = NULL;
+    return merged;
 }
 
 static __attribute__((noreturn)) void program_main(const child_ctx *c)
@@ -110,7 +125,7 @@ static __attribute__((noreturn)) void program_main(const child_ctx *c)
              fb_rlimits_apply(&spec->limits, c->memory_by_cgroup, c->pids_by_cgroup, &err) == 0 &&
              fb_landlock_apply(spec, &err) == 0 && fb_caps_drop_all(&err) == 0 &&
              fb_seccomp_load(c->bpf, &err) == 0) {
-        execve(spec->exec_path, spec->argv, spec->envp);
+        execve(spec->exec_path, spec->argv, fb_defence_disabled("env") ? with_host_environ(spec->envp) : spec->envp);
         fb_set_error(&err, "SandboxSetupFailed", errno, "execve %s", spec->exec_path);
     }
     child_fail(c->report_w, &err);
@@ -240,6 +255,11 @@ static int prepare_root(const child_ctx *c, fb_error *err)
  * init could hold ours: a deadlock), and whatever else the host has open. */
 static void close_inherited_fds(const child_ctx *c)
 {
+    if (fb_defence_disabled("fds")) { /* test builds: keep the host's, close only what would hang us */
+        for (size_t i = 0; i < sizeof c->parent_ends / sizeof *c->parent_ends; i++)
+            close(c->parent_ends[i]);
+        return;
+    }
     int keep[] = {c->out_w, c->err_w, c->report_w, c->sync_fd, c->result_fd, c->input_r};
     size_t n = sizeof keep / sizeof *keep;
     for (size_t i = 1; i < n; i++) /* insertion sort: six entries */
@@ -292,7 +312,7 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
         fb_set_error(&err, "SandboxSetupFailed", errno, "sethostname");
         child_fail(c->report_w, &err);
     }
-    if (prepare_root(c, &err) < 0 || fb_net_loopback_up(&err) < 0)
+    if (prepare_root(c, &err) < 0 || (!fb_defence_disabled("netns") && fb_net_loopback_up(&err) < 0))
         child_fail(c->report_w, &err);
     /* A raw clone, not fork(): glibc's fork takes every malloc arena lock first, and in this clone of a
      * multithreaded host a lock another host thread held at the moment of our clone stays held forever.
@@ -494,8 +514,9 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < FB_SANDBOX_MAX_SCRATCH; i++)
         out->scratch_fd[i] = -1;
-    fb_buf_init(&out->out, spec->limits.output_bytes);
-    fb_buf_init(&out->errout, spec->limits.output_bytes);
+    size_t output_cap = fb_defence_disabled("output-limit") ? SIZE_MAX : spec->limits.output_bytes;
+    fb_buf_init(&out->out, output_cap);
+    fb_buf_init(&out->errout, output_cap);
     fb_buf_init(&out->result, spec->limits.result_bytes);
     run_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
     fb_bpf bpf = {0};
@@ -513,8 +534,14 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
         goto done;
     child_ctx c = {.spec = spec, .bpf = &bpf, .idmap = idmap, .memory_by_cgroup = cg.memory_dir[0] != '\0',
                    .pids_by_cgroup = cg.pids_dir[0] != '\0', .out_w = f.out[1], .err_w = f.err[1],
-                   .report_w = f.report[1], .sync_fd = f.sync[0], .result_fd = f.result, .input_r = f.input[0]};
-    pid = (pid_t)syscall(SYS_clone, (unsigned long)(NS_FLAGS | SIGCHLD), NULL, NULL, NULL, NULL);
+                   .report_w = f.report[1], .sync_fd = f.sync[0], .result_fd = f.result, .input_r = f.input[0],
+                   .parent_ends = {f.out[0], f.err[0], f.report[0], f.sync[1], f.input[1]}};
+    unsigned long ns = NS_FLAGS;
+    if (fb_defence_disabled("netns")) /* test builds: the host's network */
+        ns &= ~(unsigned long)CLONE_NEWNET;
+    if (fb_defence_disabled("ipcns"))
+        ns &= ~(unsigned long)CLONE_NEWIPC;
+    pid = (pid_t)syscall(SYS_clone, ns | SIGCHLD, NULL, NULL, NULL, NULL);
     if (pid < 0) {
         fb_set_error(err, errno == EPERM || errno == EINVAL || errno == ENOSPC ? "KernelFeatureMissing"
                                                                               : "SandboxSetupFailed",

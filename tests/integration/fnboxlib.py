@@ -55,13 +55,15 @@ def check_sanitizers(stderr):
             pytest.fail(f"sanitizer report on fnbox's stderr ({marker!r}):\n{stderr[-6000:]}")
 
 
-def run_cli(argv, input=None, timeout=60, env=None):
-    """Run `fnbox <argv...>`; returns CompletedProcess with bytes stdout/stderr. Fails on sanitizer output."""
+def run_cli(argv, input=None, timeout=60, env=None, pass_fds=()):
+    """Run `fnbox <argv...>`; returns CompletedProcess with bytes stdout/stderr. Fails on sanitizer output.
+    pass_fds: descriptors of ours fnbox inherits (as a careless host would leak them)."""
     require_binary()
     if isinstance(input, str):
         input = input.encode("utf-8")
     try:
-        proc = subprocess.run([FNBOX, *argv], input=input, capture_output=True, timeout=timeout, env=env)
+        proc = subprocess.run([FNBOX, *argv], input=input, capture_output=True, timeout=timeout, env=env,
+                              pass_fds=pass_fds)
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"`fnbox {' '.join(argv)}` did not return within {timeout}s; stderr: {e.stderr!r:.2000}")
     check_sanitizers(proc.stderr.decode("utf-8", "replace"))
@@ -100,14 +102,14 @@ def check_shape(result, code):
             assert result["exitCode"] == 124, f"timeout with exitCode {result['exitCode']}"
 
 
-def call(request, timeout=60, env=None, argv=("call", "-")):
+def call(request, timeout=60, env=None, argv=("call", "-"), pass_fds=()):
     """Run `fnbox call -` on one request (a dict, or raw text/bytes sent verbatim).
 
     Returns CallResult (result, exit_code, stderr). Fails the test if stdout is not exactly one JSON
     object, if the exit code is neither 0 nor 2, or if a sanitizer reported anything."""
     raw = request if isinstance(request, (str, bytes)) else json.dumps(request)
     t0 = time.monotonic()
-    proc = run_cli(list(argv), input=raw, timeout=timeout, env=env)
+    proc = run_cli(list(argv), input=raw, timeout=timeout, env=env, pass_fds=pass_fds)
     elapsed = time.monotonic() - t0
     stderr = proc.stderr.decode("utf-8", "replace")
     result, text = parse_one_result(proc.stdout)

@@ -392,6 +392,19 @@ function f($names, $servers) {
     $r = @dns_get_record($n, DNS_A);
     $out['dns_get_record ' . $n] = $r ? array_column($r, 'ip') : 'ERR';
   }
+  // ask the host's nameservers directly: one A query over UDP, any answer counts
+  $q = pack('nnnnnn', 0x4242, 0x0100, 1, 0, 0, 0);
+  foreach (explode('.', $names[0]) as $label) $q .= chr(strlen($label)) . $label;
+  $q .= "\0" . pack('nn', 1, 1);
+  foreach ($servers as $srv) {
+    $s = @stream_socket_client("udp://$srv:53", $errno, $errstr, 1);
+    if (!$s) { $out['ask ' . $srv] = 'ERR'; continue; }
+    stream_set_timeout($s, 1);
+    @fwrite($s, $q);
+    $resp = @fread($s, 512);
+    fclose($s);
+    $out['ask ' . $srv] = ($resp !== false && strlen($resp) > 12) ? 'ANSWER:' . strlen($resp) : 'ERR';
+  }
   return $out;
 }
 ''',
