@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sandbox/defences.h"
 #include "sandbox/internal.h"
 #include "util/fd.h"
 
@@ -212,6 +213,8 @@ int fb_supervise(const fb_supervise_io *io, const fb_sandbox_limits *lim, fb_san
     double start = now_ms();
     uint64_t inherited = own_rss_bytes();
     st.deadline = start + lim->timeout_s * 1e3;
+    if (fb_defence_disabled("timeout")) /* test builds: no deadline (a year) */
+        st.deadline = start + 365 * 86400e3;
     int rc = loop(io, &st, out, err);
     if (rc < 0)
         kill(io->init_pid, SIGKILL); /* never leave a call running unsupervised */
