@@ -28,28 +28,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "call_testlib.h"
 #include "fnbox.h"
-
-/* ---- whether this machine can run calls at all ---- */
-
-static bool can_run(bool fuse)
-{
-    char *report = NULL;
-    int rc = fnbox_doctor(&report);
-    fnbox_free(report);
-    if (rc != 0) {
-        print_message("fnbox doctor reports missing features: skipped\n");
-        return false;
-    }
-    int fd = fuse ? open("/dev/fuse", O_RDWR | O_CLOEXEC) : -1;
-    if (fuse && fd < 0) {
-        print_message("no read-write /dev/fuse: skipped\n");
-        return false;
-    }
-    if (fd >= 0)
-        close(fd);
-    return true;
-}
 
 /* ---- what the callbacks were asked, and how they answer ---- */
 
@@ -264,7 +244,7 @@ static const char k_py_fetch[] =
 static void test_network_python(void **state)
 {
     (void)state;
-    if (!can_run(false))
+    if (!fbt_can_run(false))
         skip();
     server s;
     server_start(&s);
@@ -332,7 +312,7 @@ static const char k_js_fetch[] =
 static void test_network_javascript(void **state)
 {
     (void)state;
-    if (!can_run(false))
+    if (!fbt_can_run(false))
         skip();
     server s;
     server_start(&s);
@@ -365,32 +345,6 @@ static void test_network_javascript(void **state)
 
 /* ---- fs ---- */
 
-static void write_file(const char *dir, const char *rel, const char *text)
-{
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, rel);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    chmod(p, 0644);
-}
-
-/* The host file's content ("" if it cannot be read; *exists says whether it is there). */
-static void read_file(const char *dir, const char *rel, char *out, size_t cap, bool *exists)
-{
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, rel);
-    out[0] = '\0';
-    FILE *f = fopen(p, "r");
-    *exists = f != NULL;
-    if (!f)
-        return;
-    size_t n = fread(out, 1, cap - 1, f);
-    out[n] = '\0';
-    fclose(f);
-}
-
 static void remove_tree(const char *dir)
 {
     const char *names[] = {"out/a.txt", "out/b.txt", "out/late.txt", "in/secret.txt", "out", "in"};
@@ -412,9 +366,9 @@ static void make_tree(char *dir)
     assert_int_equal(mkdir(p, 0755), 0);
     snprintf(p, sizeof p, "%s/in", dir);
     assert_int_equal(mkdir(p, 0755), 0);
-    write_file(dir, "out/a.txt", "old a");
-    write_file(dir, "out/b.txt", "old b");
-    write_file(dir, "in/secret.txt", "secret");
+    fbt_write_file(dir, "out/a.txt", "old a");
+    fbt_write_file(dir, "out/b.txt", "old b");
+    fbt_write_file(dir, "in/secret.txt", "secret");
 }
 
 static const char k_py_write[] =
@@ -480,7 +434,7 @@ static bool in_array(json_t *arr, const char *path)
 static void test_fs_throw(void **state)
 {
     (void)state;
-    if (!can_run(true))
+    if (!fbt_can_run(true))
         skip();
     char dir[] = "/tmp/fnbox-callbacks.XXXXXX";
     make_tree(dir);
@@ -525,11 +479,11 @@ static void test_fs_throw(void **state)
     /* the host */
     char text[64];
     bool exists;
-    read_file(dir, "out/a.txt", text, sizeof text, &exists);
+    fbt_read_file(dir, "out/a.txt", text, sizeof text, &exists);
     assert_string_equal(text, "new a");
-    read_file(dir, "out/b.txt", text, sizeof text, &exists);
+    fbt_read_file(dir, "out/b.txt", text, sizeof text, &exists);
     assert_string_equal(text, "old b");
-    read_file(dir, "out/late.txt", text, sizeof text, &exists);
+    fbt_read_file(dir, "out/late.txt", text, sizeof text, &exists);
     assert_false(exists);
 
     json_decref(res);
@@ -541,7 +495,7 @@ static void test_fs_throw(void **state)
 static void test_fs_ignore(void **state)
 {
     (void)state;
-    if (!can_run(true))
+    if (!fbt_can_run(true))
         skip();
     char dir[] = "/tmp/fnbox-callbacks.XXXXXX";
     make_tree(dir);
@@ -556,9 +510,9 @@ static void test_fs_ignore(void **state)
     assert_false(in_array(json_object_get(json_object_get(res, "files"), "modified"), "/data/out/b.txt"));
     char text[64];
     bool exists;
-    read_file(dir, "out/b.txt", text, sizeof text, &exists);
+    fbt_read_file(dir, "out/b.txt", text, sizeof text, &exists);
     assert_string_equal(text, "old b");
-    read_file(dir, "out/a.txt", text, sizeof text, &exists);
+    fbt_read_file(dir, "out/a.txt", text, sizeof text, &exists);
     assert_string_equal(text, "new a");
     json_decref(res);
     remove_tree(dir);
@@ -570,7 +524,7 @@ static void test_fs_ignore(void **state)
 static void test_fs_old_struct(void **state)
 {
     (void)state;
-    if (!can_run(true))
+    if (!fbt_can_run(true))
         skip();
     char dir[] = "/tmp/fnbox-callbacks.XXXXXX";
     make_tree(dir);
@@ -582,7 +536,7 @@ static void test_fs_old_struct(void **state)
     assert_string_equal(h.log, "");
     char text[64];
     bool exists;
-    read_file(dir, "out/b.txt", text, sizeof text, &exists);
+    fbt_read_file(dir, "out/b.txt", text, sizeof text, &exists);
     assert_string_equal(text, "new b");
     json_decref(res);
     remove_tree(dir);

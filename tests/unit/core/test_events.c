@@ -25,25 +25,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "call_testlib.h"
 #include "fnbox.h"
-
-static bool can_run(void)
-{
-    char *report = NULL;
-    int rc = fnbox_doctor(&report);
-    fnbox_free(report);
-    if (rc != 0) {
-        print_message("fnbox doctor reports missing features: skipped\n");
-        return false;
-    }
-    int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-        print_message("no read-write /dev/fuse: skipped\n");
-        return false;
-    }
-    close(fd);
-    return true;
-}
 
 /* ---- the host's side: what it was told, and how it answers ---- */
 
@@ -93,39 +76,14 @@ static int on_event(void *ctx, const fnbox_event *ev)
 
 /* ---- a host tree and one call ---- */
 
-static void write_file(const char *dir, const char *rel, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* The file's text ("" and *exists false when it is absent). */
-static void read_file(const char *dir, const char *rel, char *out, size_t cap, bool *exists)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    out[0] = '\0';
-    FILE *f = fopen(path, "r");
-    *exists = f != NULL;
-    if (!f)
-        return;
-    size_t n = fread(out, 1, cap - 1, f);
-    out[n] = '\0';
-    fclose(f);
-}
-
 static void make_tree(char *dir)
 {
     assert_non_null(mkdtemp(dir));
     char out[512];
     snprintf(out, sizeof out, "%s/out", dir);
     assert_int_equal(mkdir(out, 0755), 0);
-    write_file(dir, "top.txt", "top");
-    write_file(dir, "out/a.txt", "old a");
+    fbt_write_file(dir, "top.txt", "top");
+    fbt_write_file(dir, "out/a.txt", "old a");
 }
 
 static void remove_tree(const char *dir)
@@ -204,7 +162,7 @@ static void expect_host(const char *dir, const char *a, const char *b, const cha
     for (int i = 0; i < 3; i++) {
         char text[64];
         bool exists;
-        read_file(dir, rel[i], text, sizeof text, &exists);
+        fbt_read_file(dir, rel[i], text, sizeof text, &exists);
         if (!want[i])
             assert_false(exists);
         else
@@ -212,14 +170,14 @@ static void expect_host(const char *dir, const char *a, const char *b, const cha
     }
     char top[64];
     bool exists;
-    read_file(dir, "top.txt", top, sizeof top, &exists);
+    fbt_read_file(dir, "top.txt", top, sizeof top, &exists);
     assert_string_equal(top, "top");
 }
 
 static void test_order(void **state)
 {
     (void)state;
-    if (!can_run())
+    if (!fbt_can_run(true))
         skip();
     char dir[] = "/tmp/fnbox-events.XXXXXX";
     make_tree(dir);
@@ -243,7 +201,7 @@ static void test_order(void **state)
 static void test_skip(void **state)
 {
     (void)state;
-    if (!can_run())
+    if (!fbt_can_run(true))
         skip();
     char dir[] = "/tmp/fnbox-events.XXXXXX";
     make_tree(dir);
@@ -261,7 +219,7 @@ static void test_skip(void **state)
 static void test_abort(void **state)
 {
     (void)state;
-    if (!can_run())
+    if (!fbt_can_run(true))
         skip();
     char dir[] = "/tmp/fnbox-events.XXXXXX";
     make_tree(dir);
@@ -288,7 +246,7 @@ static void test_abort(void **state)
 static void test_sync_error(void **state)
 {
     (void)state;
-    if (!can_run())
+    if (!fbt_can_run(true))
         skip();
     char dir[] = "/tmp/fnbox-events.XXXXXX";
     make_tree(dir);
@@ -309,11 +267,11 @@ static void test_sync_error(void **state)
     /* onError rollback (the default): a and b undone, the host's own c kept */
     char text[64];
     bool exists;
-    read_file(dir, "out/a.txt", text, sizeof text, &exists);
+    fbt_read_file(dir, "out/a.txt", text, sizeof text, &exists);
     assert_string_equal(text, "old a");
-    read_file(dir, "out/b.txt", text, sizeof text, &exists);
+    fbt_read_file(dir, "out/b.txt", text, sizeof text, &exists);
     assert_false(exists);
-    read_file(dir, "out/c.txt", text, sizeof text, &exists);
+    fbt_read_file(dir, "out/c.txt", text, sizeof text, &exists);
     assert_string_equal(text, "host's own");
     json_decref(res);
     remove_tree(dir);

@@ -19,21 +19,12 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "call_testlib.h"
 #include "fnbox.h"
 
 #define CALLERS 4
 #define CALLS_EACH 5
 #define BUSY 2
-
-static bool can_run(void)
-{
-    char *report = NULL;
-    int rc = fnbox_doctor(&report);
-    fnbox_free(report);
-    if (rc != 0)
-        print_message("fnbox doctor reports missing features: skipped\n");
-    return rc == 0;
-}
 
 typedef struct caller {
     pthread_t thread;
@@ -84,7 +75,7 @@ static void *call_loop(void *arg)
 static void test_concurrent_callers(void **state)
 {
     (void)state;
-    if (!can_run())
+    if (!fbt_can_run(false))
         skip();
     pthread_t busy_threads[BUSY];
     atomic_store(&stop_busy, false);
