@@ -11,7 +11,7 @@ from fnboxlib import SECURITY_LANGS, all_langs_fixture, call_fixture  # noqa: E4
 # Suites whose per-language code covers only python and javascript so far: their `lang` tests are collected
 # for those two only (deselected for the others) until the suite gains ruby and php entries; then drop it
 # from here.
-TWO_LANGUAGE_SUITES = {"test_request.py"}
+TWO_LANGUAGE_SUITES = set()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -20,7 +20,9 @@ def test_language_aliases(alias):
 
 def test_v01_flat_shape_with_workdir(lang):
     code = {"python": "import os\ndef f():\n    return os.getcwd()\n",
-            "javascript": "function f() {\n  return process.cwd();\n}\n"}[lang]
+            "javascript": "function f() {\n  return process.cwd();\n}\n",
+            "ruby": "def f\n  Dir.pwd\nend\n",
+            "php": "<?php\nfunction f() { return getcwd(); }\n"}[lang]
     assert ok(call(req(lang, code, "f", []))) == "/workspace"
     assert ok(call(req(lang, code, "f", [], workdir="/app", timeout=10,
                        resultOptions={"includeChanges": True}))) == "/app"
@@ -28,7 +30,9 @@ def test_v01_flat_shape_with_workdir(lang):
 
 def test_v02_nested_shape(lang):
     code = {"python": "import os\ndef f(name, greeting='Hello'):\n    return [os.getcwd(), f'{greeting}, {name}!']\n",
-            "javascript": "function f(name, greeting = 'Hello') {\n  return [process.cwd(), `${greeting}, ${name}!`];\n}\n"}[lang]
+            "javascript": "function f(name, greeting = 'Hello') {\n  return [process.cwd(), `${greeting}, ${name}!`];\n}\n",
+            "ruby": "def f(name, greeting = 'Hello')\n  [Dir.pwd, \"#{greeting}, #{name}!\"]\nend\n",
+            "php": "function f($name, $greeting = 'Hello') { return [getcwd(), \"$greeting, $name!\"]; }\n"}[lang]
     r = {"language": lang, "code": code, "functionName": "f", "args": {"name": "V2"},
          "timeout": 10.5, "options": {"workdir": "/custom/path", "reporting": {"includeChanges": True}}}
     assert ok(call(r)) == ["/custom/path", "Hello, V2!"]
