@@ -269,6 +269,11 @@ static void remove_dir(char *dir, bool v2)
 {
     if (!dir[0])
         return;
+    if (fb_defence_disabled("cgroup-sweep")) { /* test builds: leave whatever is left running */
+        (void)rmdir(dir);
+        dir[0] = '\0';
+        return;
+    }
     for (int i = 0; i < 400 && rmdir(dir) < 0 && errno == EBUSY; i++) {
         if (i == 2 || i % 50 == 49) { /* not at once: the exiting tasks usually leave within a millisecond */
             if (!v2 || write_text(dir, "cgroup.kill", "1") < 0)

@@ -248,8 +248,12 @@ static int build_proc(fb_error *err)
 {
     if (mkdir_p(NEWROOT "/proc", 0555, err) < 0)
         return -1;
-    if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+    if (fb_defence_disabled("pidns")) { /* test builds: the host's PID namespace, so the host's /proc */
+        if (mount("/proc", NEWROOT "/proc", NULL, MS_BIND | MS_REC, NULL) < 0)
+            return FAIL("bind /proc");
+    } else if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
         return FAIL("mount /proc");
+    }
     /* /proc/sys is read-only: sysctls are per-namespace but some (e.g. ipc limits) are still ours. */
     return bind_ro(NEWROOT "/proc/sys", NEWROOT "/proc/sys", err);
 }

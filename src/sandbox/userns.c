@@ -44,6 +44,8 @@ static int write_proc_file(pid_t pid, const char *name, const char *text, fb_err
 
 int fb_userns_write_maps(pid_t pid, const fb_idmap *m, fb_error *err)
 {
+    if (fb_defence_disabled("userns")) /* test builds: no user namespace, no maps */
+        return 0;
     char map[64];
     /* Unprivileged callers must deny setgroups(2) before writing gid_map (user_namespaces(7)).
      * As root we keep it allowed so the child can drop host root's supplementary groups. */
@@ -70,6 +72,8 @@ static int caps_set(struct __user_cap_data_struct data[2])
 
 int fb_userns_become_inner(const fb_idmap *m, fb_error *err)
 {
+    if (fb_defence_disabled("userns")) /* test builds: no user namespace, we stay host root */
+        return 0;
     /* The child starts with host root's credentials when fnbox is root; switch to the mapped inner
      * ids first thing, keeping the namespace capabilities we still need to build the root. */
     if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
@@ -140,7 +144,7 @@ int fb_caps_drop_all(fb_error *err)
  * [child] */
 int fb_userns_lock_mounts(fb_error *err)
 {
-    if (fb_defence_disabled("mountlock"))
+    if (fb_defence_disabled("mountlock") || fb_defence_disabled("userns"))
         return 0;
     /* The program is a fork of init, which is non-dumpable; a non-dumpable process's /proc/self files are
      * owned by host root and it could not write its own maps. execve() would make it dumpable anyway,

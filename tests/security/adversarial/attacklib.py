@@ -569,3 +569,33 @@ def lines(items):
 __all__ = ["AttackSucceeded", "stopped", "token", "outer_ids", "host_addresses", "accepted", "received",
            "survivors", "HostSleeper", "C_PRELUDE", "parse_c", "c_code", "run_c", "READ", "WRITE", "CONNECT",
            "lines", "describe"]
+
+
+def skip_unless_host_allows(what, probe):
+    """In the weak run only: skip when even this host's own root cannot do what the attack tries (probe()
+    False), since then no defence of fnbox's is what stops it here and the run has nothing to show."""
+    import pytest  # noqa: PLC0415 (only the tests need it)
+    if os.environ.get("ADVERSARIAL_WEAK", "") in ("", "0"):
+        return
+    try:
+        allowed = probe()
+    except OSError:
+        allowed = False
+    if not allowed:
+        pytest.skip(f"weak run: even this host's root cannot {what}, with or without fnbox")
+
+
+def host_reads_proc1():
+    """Whether this process can read PID 1's root and memory map (the host's own ptrace rules)."""
+    os.listdir("/proc/1/root")
+    with open("/proc/1/maps") as f:
+        return bool(f.read(1))
+
+
+def host_has_cap(bit):
+    """Whether this process's effective capabilities include capability `bit`."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) >> bit & 1)
+    return False

@@ -63,6 +63,7 @@ DEFENCE_NAMES = {
     "ipcns": "an IPC namespace (System V shared memory, message queues, semaphores)",
     "output-limit": "stdout/stderr caps in the supervisor",
     "fds": "inherited file descriptors closed before exec (close_range); only 0-2 and the call's own channels",
+    "cgroup-sweep": "after the call, whatever is left in its cgroup is killed before the cgroup is removed",
 }
 
 # area -> attack -> (defence, languages[, other layers that also stop it: disabled together in the weak run])
@@ -113,8 +114,8 @@ ATTACKS = {
         "cpu_loop": ("timeout", ("javascript", "php")),
         "sleep_past_timeout": ("timeout", ("ruby", "c")),
         "ignore_sigterm": ("timeout", ("python", "php")),
-        # (the per-call cgroup is swept after the call too: a second layer without a switch name yet)
-        "daemon_grandchild": ("pidns", ("python", "javascript", "ruby", "c")),
+        # the per-call cgroup is swept after the call too: a second layer, switched off with it
+        "daemon_grandchild": ("pidns", ("python", "javascript", "ruby", "c"), ("cgroup-sweep",)),
     },
     "syscalls": {
         "ptrace": ("seccomp", ("python", "c")),

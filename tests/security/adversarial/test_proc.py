@@ -4,7 +4,7 @@ import re
 
 from fnboxlib import ok, req
 
-from .attacklib import READ, HostSleeper, lines, parse_c, run_c, stopped
+from .attacklib import READ, HostSleeper, host_reads_proc1, lines, parse_c, run_c, skip_unless_host_allows, stopped
 from .conftest import attack
 
 # Names in the host's root that the sandbox's root (workspace .fnbox tmp dev proc etc lib* sbin bin usr) lacks.
@@ -14,6 +14,7 @@ HOST_ONLY = {"var", "home", "root", "boot", "srv", "opt", "mnt", "run", "sys", "
 @attack("proc", "proc1_root")
 def test_proc1_root(lang, box, canary):
     """PID 1's root, cwd and files: with the host's init there, they are the host's file system."""
+    skip_unless_host_allows("read PID 1's root", host_reads_proc1)
     paths = ["/proc/1/root", "/proc/1/root/", "/proc/1/cwd", "/proc/1/root/etc/shadow", "/proc/1/root/var",
              "/proc/1/root/tmp", "/proc/1/root/proc/1/root", "/proc/1/environ", "/proc/1/cmdline",
              "/proc/1/root/etc/hostname"]
@@ -104,6 +105,7 @@ const char *f(void)
 @attack("proc", "init_mem")
 def test_init_mem(lang, box):
     """Read PID 1's memory map and memory (/proc/1/maps, /proc/1/mem), its kernel stack and its executable."""
+    skip_unless_host_allows("read PID 1's memory map", host_reads_proc1)
     if lang == "c":
         got = run_c(box, INIT_MEM["c"])
     else:

@@ -13,7 +13,7 @@ import pytest
 
 from fnboxlib import ok, req
 
-from .attacklib import HostSleeper, run_c, stopped
+from .attacklib import HostSleeper, host_has_cap, run_c, skip_unless_host_allows, stopped
 from .conftest import attack
 
 pytestmark = pytest.mark.skipif(platform.machine() != "x86_64", reason="syscall numbers are x86_64")
@@ -620,6 +620,7 @@ const char *f(void)
 @attack("syscalls", "rlimits")
 def test_rlimits(lang, box):
     """Raise every finite hard resource limit (to infinity, else by one)."""
+    skip_unless_host_allows("raise a hard resource limit (no CAP_SYS_RESOURCE here)", lambda: host_has_cap(24))
     got = run(box, lang, RLIMITS[lang])
     assert got, "no finite hard limit in the sandbox: nothing to attack"
     raised = {k: v for k, v in got.items() if v[1] == -1 or v[1] > v[0]}
