@@ -1,6 +1,7 @@
 /* The sandbox's filesystem: a fresh tmpfs root holding read-only binds of the system directories, a
  * generated minimal /etc, a fresh /proc, a minimal /dev, size-limited tmpfs /tmp, /dev/shm and
  * workspace, and the harness files under /.fnbox. [child] code: no allocation. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -255,6 +256,8 @@ static int build_proc(fb_error *err)
         return FAIL("mount /proc");
     }
     /* /proc/sys is read-only: sysctls are per-namespace but some (e.g. ipc limits) are still ours. */
+    if (fb_defence_disabled("rootfs"))
+        return 0;
     return bind_ro(NEWROOT "/proc/sys", NEWROOT "/proc/sys", err);
 }
 
@@ -321,11 +324,48 @@ static int write_user_files(const fb_sandbox_spec *spec, fb_error *err)
     return 0;
 }
 
+/* Test builds ("rootfs" switch): the host's tree inside, as if there were no new root. Every top-level host
+ * directory the root does not have yet is bound read-write (system calls only: we are a clone). */
+static void host_tree_for_tests(void)
+{
+    int dfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return;
+    char buf[4096];
+    long n;
+    while ((n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0) {
+        for (long off = 0; off < n;) {
+            struct {
+                unsigned long long ino;
+                long long off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *e = (void *)(buf + off);
+            off += e->reclen;
+            char src[300], dst[320];
+            struct stat st;
+            if (e->type != DT_DIR || e->name[0] == '.' || strlen(e->name) > 255)
+                continue;
+            snprintf(src, sizeof src, "/%s", e->name);
+            snprintf(dst, sizeof dst, NEWROOT "/%s", e->name);
+            if (lstat(dst, &st) == 0)
+                continue; /* the root has its own (system dirs, /proc, /dev, /tmp, the workspace) */
+            if (mkdir(dst, 0755) == 0)
+                (void)mount(src, dst, NULL, MS_BIND | MS_REC, NULL);
+        }
+    }
+    close(dfd);
+}
+
 int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scratch_fds, size_t *nscratch,
                     fb_error *err)
 {
     char dst[1024];
     *nscratch = 0;
+    bool host_tree = fb_defence_disabled("rootfs");
+    /* the host's /tmp, before the root is assembled over it (test builds only) */
+    int host_tmp = host_tree ? open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         return FAIL("make mounts private");
     if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,nr_inodes=4096,mode=0755") < 0)
@@ -333,10 +373,21 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
     for (size_t i = 0; i < sizeof k_system_dirs / sizeof *k_system_dirs; i++)
         if (mirror_path(k_system_dirs[i], err) < 0)
             return -1;
-    if (build_etc(err) < 0 || build_proc(err) < 0 || build_dev(&spec->limits, err) < 0)
+    if (build_etc(err) < 0 || build_proc(err) < 0)
         return -1;
-    if (mount_tmpfs(NEWROOT "/tmp", spec->limits.tmp_bytes, spec->limits.tmpfs_inodes, "1777", err) < 0)
+    if (host_tree) { /* test builds: the host's /dev and /tmp */
+        char fdpath[64];
+        snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", host_tmp);
+        if (mkdir_p(NEWROOT "/dev", 0755, err) < 0 || mkdir_p(NEWROOT "/tmp", 01777, err) < 0)
+            return -1;
+        if (mount("/dev", NEWROOT "/dev", NULL, MS_BIND | MS_REC, NULL) < 0 ||
+            mount(fdpath, NEWROOT "/tmp", NULL, MS_BIND, NULL) < 0) /* not MS_REC: the root is mounted on it */
+            return FAIL("bind the host's /dev and /tmp");
+        close(host_tmp);
+    } else if (build_dev(&spec->limits, err) < 0 ||
+               mount_tmpfs(NEWROOT "/tmp", spec->limits.tmp_bytes, spec->limits.tmpfs_inodes, "1777", err) < 0) {
         return -1;
+    }
     for (size_t i = 0; i < spec->nfiles; i++)
         if (write_root_file(spec->files[i].path, spec->files[i].data, spec->files[i].len,
                             spec->files[i].executable ? 0555 : 0444, err) < 0)
@@ -351,9 +402,15 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
     for (size_t i = 0; i < spec->nfuse; i++)
         if (mount_fuse(spec->fuse_paths[i], fuse_fds[i], err) < 0)
             return -1;
+    /* test builds: the host's /tmp and /dev/shm are not the call's to track; an empty stand-in is */
+    const char *tmp_scratch = host_tree ? "/.fnbox-none" : "/tmp", *shm_scratch = host_tree ? "/.fnbox-none" : "/dev/shm";
+    if (host_tree && (mkdir_p(NEWROOT "/.fnbox-none", 0555, err) < 0))
+        return -1;
+    if (host_tree)
+        host_tree_for_tests();
     if (spec->keep_scratch && ((!fuse_workdir && open_scratch(spec->workdir, scratch_fds, nscratch, err) < 0) ||
-                               open_scratch("/tmp", scratch_fds, nscratch, err) < 0 ||
-                               open_scratch("/dev/shm", scratch_fds, nscratch, err) < 0))
+                               open_scratch(tmp_scratch, scratch_fds, nscratch, err) < 0 ||
+                               open_scratch(shm_scratch, scratch_fds, nscratch, err) < 0))
         return -1;
     return enter_root(err);
 }
