@@ -52,9 +52,16 @@ static const fb_param *py_find(const fb_function_sig *sig, const char *name, siz
     return NULL;
 }
 
+/* A JS parameter a keyword can name: a plain one, or a destructuring pattern by the name `fnbox infer`
+ * gives it ("$<index>"), which then takes the whole object. */
+static bool js_named(const fb_param *p)
+{
+    return p->name && (p->kind == FB_PARAM_POSITIONAL || p->kind == FB_PARAM_DESTRUCTURED);
+}
+
 /* Step shared by both languages: fill JSON-null holes in args from kwargs (removing the keys used). Which
- * parameter index i binds differs: python counts positional kinds only, js uses the i-th parameter if it is
- * a plain name (a destructuring pattern has no name a keyword could use). */
+ * parameter index i binds differs: python counts positional kinds only, js uses the i-th parameter if a
+ * keyword can name it (js_named). */
 static int fill_holes(const fb_function_sig *sig, fb_call_args *ca, bool python)
 {
     size_t nargs = json_array_size(ca->args);
@@ -65,7 +72,7 @@ static int fill_holes(const fb_function_sig *sig, fb_call_args *ca, bool python)
         if (python)
             p = py_positional(sig, i);
         else
-            p = i < sig->nparams && sig->params[i].kind == FB_PARAM_POSITIONAL ? &sig->params[i] : NULL;
+            p = i < sig->nparams && js_named(&sig->params[i]) ? &sig->params[i] : NULL;
         if (!p || !p->name)
             continue;
         json_t *v = json_object_get(ca->kwargs, p->name);
@@ -213,11 +220,11 @@ static int normalize_js(const fb_function_sig *sig, fb_call_args *ca, fb_error *
         goto oom;
     size_t nargs = json_array_size(ca->args);
 
-    /* Keywords naming a plain parameter: extend args up to the furthest one, gaps are `undefined`. */
+    /* Keywords naming a parameter: extend args up to the furthest one, gaps are `undefined`. */
     size_t newlen = nargs;
     for (size_t j = 0; j < sig->nparams; j++) {
         const fb_param *p = &sig->params[j];
-        if (p->kind != FB_PARAM_POSITIONAL || !p->name || !json_object_get(ca->kwargs, p->name))
+        if (!js_named(p) || !json_object_get(ca->kwargs, p->name))
             continue;
         if (j < nargs)
             return fb_set_error(err, "ArgumentError", 0, "%s() got multiple values for parameter '%s'",
@@ -227,7 +234,7 @@ static int normalize_js(const fb_function_sig *sig, fb_call_args *ca, fb_error *
     }
     for (size_t k = nargs; k < newlen; k++) {
         const fb_param *p = &sig->params[k];
-        json_t *v = p->kind == FB_PARAM_POSITIONAL && p->name ? json_object_get(ca->kwargs, p->name) : NULL;
+        json_t *v = js_named(p) ? json_object_get(ca->kwargs, p->name) : NULL;
         if (v) {
             if (json_array_append(ca->args, v) < 0)
                 goto oom;
@@ -236,7 +243,7 @@ static int normalize_js(const fb_function_sig *sig, fb_call_args *ca, fb_error *
         }
     }
     for (size_t k = nargs; k < newlen; k++)
-        if (sig->params[k].kind == FB_PARAM_POSITIONAL && sig->params[k].name)
+        if (js_named(&sig->params[k]))
             json_object_del(ca->kwargs, sig->params[k].name); /* absent (a gap) is fine */
 
     if (json_object_size(ca->kwargs) == 0)
