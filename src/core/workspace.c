@@ -208,12 +208,6 @@ void fb_workspace_set_events(fb_workspace *ws, fnbox_event_fn fn, void *ctx, boo
 
 /* ---- events: logged in order, and handed to the host's callback ---- */
 
-static void put_str(json_t *o, const char *key, const char *value)
-{
-    if (value)
-        json_object_set_new(o, key, json_string(value));
-}
-
 /* The log entry for ev. Paths are shown with U+FFFD for bytes that are not UTF-8 (json_string refuses
  * them). */
 static json_t *event_json(const fnbox_event *ev)
@@ -234,7 +228,8 @@ static json_t *event_json(const fnbox_event *ev)
     }
     if (strcmp(ev->type, "afterSync") == 0)
         json_object_set_new(o, "success", json_boolean(ev->success));
-    put_str(o, "error", ev->error);
+    if (ev->error)
+        json_object_set_new(o, "error", json_string(ev->error));
     return o;
 }
 

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "fnbox.h"
 
 /* Whether calls can run here (fnbox doctor), and with need_fuse a read-write /dev/fuse for mounts; says
@@ -30,6 +32,17 @@ static inline bool fbt_can_run(bool need_fuse)
     if (fd >= 0)
         close(fd);
     return true;
+}
+
+/* text as a JSON string literal, quotes included, for building a request (free() it). */
+static inline char *fbt_json_quote(const char *text)
+{
+    json_t *v = json_string(text);
+    assert_non_null(v);
+    char *out = json_dumps(v, JSON_ENCODE_ANY);
+    json_decref(v);
+    assert_non_null(out);
+    return out;
 }
 
 /* Writes dir/rel (mode 0644) with text. */

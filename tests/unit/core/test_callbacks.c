@@ -251,8 +251,7 @@ static void test_network_python(void **state)
     host h;
     host_init(&h);
     h.deny_host = "localhost";
-    json_t *code = json_string(k_py_fetch);
-    char *code_json = json_dumps(code, JSON_ENCODE_ANY);
+    char *code_json = fbt_json_quote(k_py_fetch);
     char request[4096];
     snprintf(request, sizeof request,
              "{\"language\":\"python\",\"code\":%s,\"functionName\":\"f\",\"args\":[%u],"
@@ -288,7 +287,6 @@ static void test_network_python(void **state)
     assert_true(json_is_true(json_object_get(e, "allowed")));
 
     json_decref(res);
-    json_decref(code);
     free(code_json);
     server_stop(&s);
     pthread_mutex_destroy(&h.mu);
@@ -319,8 +317,7 @@ static void test_network_javascript(void **state)
     host h;
     host_init(&h);
     h.deny_address = "127.0.0.1";
-    json_t *code = json_string(k_js_fetch);
-    char *code_json = json_dumps(code, JSON_ENCODE_ANY);
+    char *code_json = fbt_json_quote(k_js_fetch);
     char request[4096];
     snprintf(request, sizeof request,
              "{\"language\":\"javascript\",\"code\":%s,\"functionName\":\"f\",\"args\":[%u],"
@@ -337,7 +334,6 @@ static void test_network_javascript(void **state)
     assert_string_equal(s.seen, "");
     pthread_mutex_unlock(&s.mu);
     json_decref(res);
-    json_decref(code);
     free(code_json);
     server_stop(&s);
     pthread_mutex_destroy(&h.mu);
@@ -390,8 +386,7 @@ static const char k_py_write[] =
 
 static json_t *fs_call(const char *dir, const char *on_denied, host *h, size_t size)
 {
-    json_t *code = json_string(k_py_write);
-    char *code_json = json_dumps(code, JSON_ENCODE_ANY);
+    char *code_json = fbt_json_quote(k_py_write);
     char request[4096];
     snprintf(request, sizeof request,
              "{\"language\":\"python\",\"code\":%s,\"functionName\":\"f\",\"mount\":{\"dirs\":{\"/data\":\"%s\"},"
@@ -399,7 +394,6 @@ static json_t *fs_call(const char *dir, const char *on_denied, host *h, size_t s
              "\"rules\":[{\"pattern\":\"out/**\",\"allow\":[\"create\",\"modify\"]}]},"
              "\"onPermissionDenied\":\"%s\"}}", code_json, dir, on_denied);
     json_t *res = run(request, h, size);
-    json_decref(code);
     free(code_json);
     return res;
 }

@@ -112,14 +112,12 @@ static const char k_code[] =
 
 static json_t *call(const char *dir, host *h, bool allow_abort)
 {
-    json_t *code = json_string(k_code);
-    char *code_json = json_dumps(code, JSON_ENCODE_ANY);
+    char *code_json = fbt_json_quote(k_code);
     char request[2048];
     snprintf(request, sizeof request,
              "{\"language\":\"python\",\"code\":%s,\"mount\":{\"dirs\":{\"/data\":\"%s\"},"
              "\"permissions\":{\"rules\":[{\"pattern\":\"out/**\",\"allow\":[\"create\",\"modify\"]}]}}}",
              code_json, dir);
-    json_decref(code);
     free(code_json);
     h->caller = pthread_self();
     fnbox_call_options o = {.size = sizeof o, .cancel_fd = -1, .event = on_event, .event_ctx = h,
