@@ -147,6 +147,7 @@ typedef struct run_target {
     fb_sandbox_file file;
     char *input;
     size_t input_len;
+    bool inert_until_input; /* fb_sandbox_spec's: a harness runs no user code before its input */
 } run_target;
 
 static int target_interpreted(const fb_request *req, const fb_call_plan *plan, run_target *t, fb_error *err)
@@ -160,6 +161,7 @@ static int target_interpreted(const fb_request *req, const fb_call_plan *plan, r
     size_t hlen = 0;
     const char *hsrc = req->lang->harness_source(&hlen);
     t->file = (fb_sandbox_file){.path = req->lang->harness_path, .data = hsrc, .len = hlen};
+    t->inert_until_input = true; /* the user's code is in the input; harnesses start nothing before it */
     t->input = harness_input(req, plan, &t->input_len);
     if (!t->input)
         return fb_set_error(err, "InternalError", 0, "out of memory building the harness input");
@@ -206,6 +208,7 @@ static int run_in_sandbox(const fb_request *req, run_target *t, fb_workspace *ws
         /* permissions.childProcess: the files its commands resolved to, or anything */
         .exec_allow = req->permissions.exec_allow,
         .exec_any = req->permissions.exec_any,
+        .inert_until_input = t->inert_until_input,
     };
     call_limits(req, &spec.limits);
     fb_workspace_attach(ws, &spec);

@@ -38,8 +38,9 @@ typedef struct fb_sandbox_spec {
     const fb_sandbox_file *files; /* placed read-only under /.fnbox (never in the workspace) */
     size_t nfiles;
     const char *input;            /* streamed to the program on fd 4 (a pipe), then EOF; NULL for none.
-                                     It is released only once the program is inside the call's cgroup,
-                                     so nothing the input carries runs outside the limits. */
+                                     It is released only once the program is inside the call's cgroup
+                                     (see inert_until_input), so nothing it carries runs outside the
+                                     limits. */
     size_t input_len;
     int cancel_fd;                /* readable => terminate the call (status terminated); -1 for none */
     fb_sandbox_limits limits;
@@ -67,6 +68,13 @@ typedef struct fb_sandbox_spec {
      * (NULL-terminated; NULL for none); or, with exec_any, everything (e.g. a compiler's toolchain). */
     const char *const *exec_allow;
     bool exec_any;
+    /* True when the program runs nothing of the caller's choosing until it reads its input (an
+     * interpreter's harness): it may then start before it is inside the call's cgroup, which hides the
+     * cgroup move (an RCU grace period on v1, ~4-12 ms) behind its start-up, and its input is held until
+     * the move is done. Otherwise (a compiled program, whose constructors run before main; a compiler,
+     * which forks before it reads its source) init joins the cgroup before it starts the program: a child
+     * forked before the move would stay outside the call's memory and process limits for good. */
+    bool inert_until_input;
 } fb_sandbox_spec;
 
 #define FB_SANDBOX_MAX_FUSE 16

@@ -5,16 +5,21 @@
  *   compile seccomp, make cgroup
  *   clone(NEWUSER|NEWNS|NEWPID|NEWNET|...) ─► wait for "go"
  *   write uid/gid maps, "go"              ─► become inner uid, build root, lo up
+ *   [not inert: move init into the call's    [not inert: wait for "joined"]
+ *     cgroup, "joined"]
  *                                            fork ───────────────────────────────────► "started" (with creds),
- *   on "started": move the program into                                                 setsid, fds 0-4,
- *     the call's cgroup, then stream the                                                rlimits, drop caps,
- *     input to its fd 4                                                                 seccomp, execve; the
+ *   on "started": [inert: move the program                                              setsid, fds 0-4,
+ *     into the call's cgroup], then stream                                              rlimits, drop caps,
+ *     the input to its fd 4                                                             seccomp, execve; the
  *   supervise (output, deadline, cancel)     reap; report program's wait status          harness waits for its
  *   reap init => every process is gone  ◄── exit (kernel kills the rest of the ns)      input on fd 4
  *
- * Moving a task between cgroups can wait for an RCU grace period (~10 ms). Doing it while the runtime
- * starts up hides that cost, and holding back the input (which carries the user's code) until the move
- * is done keeps every user instruction inside the limits.
+ * Moving a task between cgroups can wait for an RCU grace period (~4-12 ms on v1). For an interpreter's
+ * harness (spec->inert_until_input) the move happens while the runtime starts up, which hides that cost,
+ * and holding back the input (which carries the user's code) until the move is done keeps every user
+ * instruction inside the limits. Any other program may run the caller's code before it reads anything (a
+ * C constructor, a compiler forking its passes): a process it forked before the move would stay outside
+ * the limits for good, so init itself joins first, while it builds the root, and the program is born inside.
  * Failures before execve travel back on a close-on-exec pipe as "E<type>: <message>". */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +55,7 @@ typedef struct child_ctx {
     const fb_bpf *bpf;
     fb_idmap idmap;
     bool memory_by_cgroup, pids_by_cgroup;
+    bool await_cgroup; /* init waits for the parent's "joined" before it starts the program */
     int out_w, err_w, report_w, sync_fd, result_fd, input_r; /* init keeps these descriptors only */
     int parent_ends[5]; /* the parent's ends of the same pipes */
     int fuse_fds[FB_SANDBOX_MAX_FUSE];
@@ -304,7 +310,9 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
     struct pollfd parent = {.fd = c->sync_fd, .events = POLLRDHUP};
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&parent, 1, 0) != 0)
         _exit(126);
-    if (unshare(CLONE_NEWCGROUP) < 0) { /* after joining the call's cgroup, so that it is our root */
+    /* Our cgroup namespace's root is fnbox's own cgroup: /proc/self/cgroup inside shows no host path above
+     * it (only the call's own cgroup below it, once we or the program have joined that). */
+    if (unshare(CLONE_NEWCGROUP) < 0) {
         fb_set_error(&err, "KernelFeatureMissing", errno, "unshare(CLONE_NEWCGROUP)");
         child_fail(c->report_w, &err);
     }
@@ -314,6 +322,8 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
     }
     if (prepare_root(c, &err) < 0 || (!fb_defence_disabled("netns") && fb_net_loopback_up(&err) < 0))
         child_fail(c->report_w, &err);
+    if (c->await_cgroup && (read(c->sync_fd, &go, 1) != 1 || go != 'j'))
+        _exit(126); /* the parent could not move us into the call's cgroup: it reports why */
     /* A raw clone, not fork(): glibc's fork takes every malloc arena lock first, and in this clone of a
      * multithreaded host a lock another host thread held at the moment of our clone stays held forever.
      * Nothing between here and execve allocates. */
@@ -466,9 +476,25 @@ static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sand
     return rc;
 }
 
+/* Moves init into the call's cgroup (while it builds the root) and tells it so: everything it forks
+ * from then on is born inside. */
+static int join_init(const fb_cgroup *cg, pid_t init, int sync_fd, fb_error *err)
+{
+    if (fb_cgroup_attach(cg, init, err) < 0) {
+        if (err->err_no != ESRCH)
+            return -1;
+        fb_error_clear(err); /* init already failed: its report says why */
+        return 0;
+    }
+    if (send(sync_fd, "j", 1, MSG_NOSIGNAL) != 1)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "telling the sandbox init it joined its cgroup");
+    return 0;
+}
+
 /* Parent half after clone: release the child into its namespaces, then supervise it to the end. */
 static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const fb_idmap *idmap,
-                                 fb_cgroup *cg, run_fds *f, fb_sandbox_outcome *out, fb_error *err)
+                                 fb_cgroup *cg, bool init_joins, run_fds *f, fb_sandbox_outcome *out,
+                                 fb_error *err)
 {
     pid_t pid = *pidp;
     if (fb_userns_write_maps(pid, idmap, err) < 0)
@@ -478,6 +504,8 @@ static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const
         return fb_set_error(err, "KernelFeatureMissing", errno, "pidfd_open (Linux >= 5.3)");
     if (send(f->sync[1], "g", 1, MSG_NOSIGNAL) != 1)
         return fb_set_error(err, "SandboxSetupFailed", errno, "releasing the sandbox init");
+    if (init_joins && join_init(cg, pid, f->sync[1], err) < 0)
+        return -1;
     if (!spec->input)
         fb_close(&f->input[1]);
     if (receive_fds(spec, f->sync[1], f->pidfd, out, err) < 0)
@@ -487,7 +515,7 @@ static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const
     fb_supervise_io io = {.init_pid = pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
                           .report_fd = f->report[0], .cancel_fd = spec->cancel_fd, .started_fd = f->sync[1],
                           .input_fd = &f->input[1], .input = spec->input, .input_len = spec->input_len,
-                          .on_started = join_cgroup, .ctx = cg};
+                          .on_started = init_joins ? NULL : join_cgroup, .ctx = cg};
     int rc = fb_supervise(&io, &spec->limits, out, report, sizeof report, &st, err);
     *pidp = -1; /* reaped, even on error */
     if (rc < 0)
@@ -527,14 +555,20 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     int rc = -1;
 
     fb_idmap_choose(&idmap);
-    if (fb_cgroup_create(&cg, &spec->limits, err) < 0)
+    /* Test builds ("cgroup-early" switch): every program joins while it starts, as an interpreter does. */
+    bool init_joins = !spec->inert_until_input && !fb_defence_disabled("cgroup-early");
+    fb_sandbox_limits cg_limits = spec->limits;
+    if (init_joins)
+        cg_limits.pids++; /* init is one of the cgroup's processes: the program's tree still gets limits.pids */
+    if (fb_cgroup_create(&cg, &cg_limits, err) < 0)
         return -1;
     out->memory_limit_mechanism = cg.mechanism;
     (void)fb_landlock_abi(NULL); /* probed once per process, here: the children inherit the answer */
     if (fb_seccomp_compile(&bpf, err) < 0 || run_fds_open(&f, err) < 0)
         goto done;
     child_ctx c = {.spec = spec, .bpf = &bpf, .idmap = idmap, .memory_by_cgroup = cg.memory_dir[0] != '\0',
-                   .pids_by_cgroup = cg.pids_dir[0] != '\0', .out_w = f.out[1], .err_w = f.err[1],
+                   .pids_by_cgroup = cg.pids_dir[0] != '\0',
+                   .await_cgroup = init_joins && (cg.memory_dir[0] != '\0' || cg.pids_dir[0] != '\0'), .out_w = f.out[1], .err_w = f.err[1],
                    .report_w = f.report[1], .sync_fd = f.sync[0], .result_fd = f.result, .input_r = f.input[0],
                    .parent_ends = {f.out[0], f.err[0], f.report[0], f.sync[1], f.input[1]}};
     unsigned long ns = NS_FLAGS;
@@ -560,7 +594,7 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     fb_close(&f.report[1]);
     fb_close(&f.sync[0]);
     fb_close(&f.input[0]);
-    if (release_and_supervise(spec, &pid, &idmap, &cg, &f, out, err) < 0)
+    if (release_and_supervise(spec, &pid, &idmap, &cg, c.await_cgroup, &f, out, err) < 0)
         goto done;
     /* Peak memory: the larger of the biggest process's RSS and the cgroup's peak (which adds tmpfs and
      * page cache, but starts counting only once the program joined it). */

@@ -64,6 +64,7 @@ DEFENCE_NAMES = {
     "output-limit": "stdout/stderr caps in the supervisor",
     "fds": "inherited file descriptors closed before exec (close_range); only 0-2 and the call's own channels",
     "cgroup-sweep": "after the call, whatever is left in its cgroup is killed before the cgroup is removed",
+    "cgroup-early": "a compiled program is inside the call's cgroup from its first instruction (init joins first)",
 }
 
 # area -> attack -> (defence, languages[, other layers that also stop it: disabled together in the weak run])
@@ -106,6 +107,8 @@ ATTACKS = {
         # the 2000 processes also need more than the memory limit: both switched off in the weak run
         "fork_bomb": ("pids", ("c",), ("memory",)),
         "thread_count": ("pids", ("python",)),
+        # the pids limit is on in both runs: what is switched off is init joining the cgroup first
+        "early_fork": ("cgroup-early", ("c",)),
         "memory_bomb": ("memory", ("python", "javascript", "c")),
         "memory_in_tmpfs": ("memory", ("ruby",)),
         "disk_fill": ("tmpfs-size", ("python", "php", "c")),

@@ -126,6 +126,54 @@ def test_fork_bomb(lang, box):
     assert subprocess.run(["/bin/true"], timeout=10).returncode == 0
 
 
+EARLY_FORK = r'''
+static long *early_count_;
+
+/* Runs before main, before the program has read anything: a spawner forked here that got out of the call's
+ * cgroup would take all its children with it, past the process (and memory) limit. Bounded at 100. */
+__attribute__((constructor)) static void early_(void)
+{
+    early_count_ = mmap(NULL, sizeof *early_count_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (early_count_ == MAP_FAILED || fork() != 0)
+        return;
+    for (int i = 0; i < 100; i++) {
+        pid_t p = fork();
+        if (p == 0)
+            for (;;)
+                pause();
+        if (p > 0)
+            __atomic_add_fetch(early_count_, 1, __ATOMIC_RELAXED);
+    }
+    for (;;)
+        pause();
+}
+
+const char *f(void)
+{
+    usleep(300 * 1000);
+    begin_();
+    put_int("processes", early_count_ == MAP_FAILED ? -1 : __atomic_load_n(early_count_, __ATOMIC_RELAXED));
+    return end_();
+}
+'''
+
+
+@attack("resources", "early_fork")
+def test_early_fork(lang, box):
+    """A C constructor forks a spawner before main, while the program may not have joined the call's cgroup
+    yet, and the spawner starts up to 100 sleepers under `limits.pids` 32. A process forked outside the cgroup
+    keeps its children outside for good. The move's timing varies (a few ms), so it tries three calls."""
+    counts = []
+    for _ in range(3):
+        got = parse_c(ok(box.call(req(lang, c_code(EARLY_FORK), "f", [], timeout=10, limits={"pids": PIDS}),
+                                  timeout=60)))
+        assert got["processes"] >= 0, got
+        counts.append(got["processes"])
+        if got["processes"] >= PIDS:
+            break
+    stopped(f"a constructor's children got past limits.pids ({PIDS})", [n for n in counts if n >= PIDS])
+
+
 THREADS = r'''
 import threading
 def f(n):
