@@ -106,7 +106,8 @@ static int env_put(const char **envp, size_t *e, const char *kv, fb_error *err)
 static const char *const k_base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
                                          "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
 
-static int build_env(const char *const *driver_env, const fb_permissions *perm, const char **envp, fb_error *err)
+static int build_env(const char *const *driver_env, const char *extra_env, const fb_permissions *perm,
+                     const char **envp, fb_error *err)
 {
     size_t e = 0;
     envp[0] = NULL;
@@ -116,6 +117,8 @@ static int build_env(const char *const *driver_env, const fb_permissions *perm, 
     for (const char *const *p = driver_env; p && *p; p++)
         if (env_put(envp, &e, *p, err) < 0)
             return -1;
+    if (extra_env && env_put(envp, &e, extra_env, err) < 0)
+        return -1;
     for (size_t i = 0; i < perm->nenv; i++)
         if (env_put(envp, &e, perm->env[i], err) < 0)
             return -1;
@@ -124,8 +127,8 @@ static int build_env(const char *const *driver_env, const fb_permissions *perm, 
 
 /* argv: runtime, its fixed arguments, the harness. envp: see build_env. Both point into static, driver or
  * request storage; the arrays live in the caller's frame. */
-static int build_exec(const fb_lang_driver *lang, const char *runtime, const fb_permissions *perm, const char **argv,
-                      const char **envp, fb_error *err)
+static int build_exec(const fb_lang_driver *lang, const char *runtime, const char *extra_env,
+                      const fb_permissions *perm, const char **argv, const char **envp, fb_error *err)
 {
     size_t a = 0;
     argv[a++] = runtime;
@@ -137,14 +140,16 @@ static int build_exec(const fb_lang_driver *lang, const char *runtime, const fb_
     }
     argv[a++] = lang->harness_path;
     argv[a] = NULL;
-    return build_env(lang->env, perm, envp, err);
+    return build_env(lang->env, extra_env, perm, envp, err);
 }
 
 /* What runs: an interpreter with its harness, or the program core/compile.c built (as /.fnbox/prog, same
  * fd 3/4 protocol). The strings point into static, driver or plan storage; input is the caller's to free. */
 typedef struct run_target {
     const char *argv[MAX_ARGV], *envp[MAX_ENV];
-    fb_sandbox_file file;
+    fb_sandbox_file files[2]; /* the harness or program, and the driver's extra */
+    size_t nfiles;
+    fb_lang_extra extra;      /* owns the extra file's data */
     char *input;
     size_t input_len;
     bool inert_until_input; /* fb_sandbox_spec's: a harness runs no user code before its input */
@@ -156,11 +161,15 @@ static int target_interpreted(const fb_request *req, const fb_call_plan *plan, r
     if (!runtime)
         return fb_set_error(err, "KernelFeatureMissing", 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
                             req->lang->name, req->lang->runtimes[0]);
-    if (build_exec(req->lang, runtime, &req->permissions, t->argv, t->envp, err) < 0)
+    if (req->lang->extra)
+        req->lang->extra(runtime, &t->extra);
+    if (build_exec(req->lang, runtime, t->extra.env, &req->permissions, t->argv, t->envp, err) < 0)
         return -1;
     size_t hlen = 0;
     const char *hsrc = req->lang->harness_source(&hlen);
-    t->file = (fb_sandbox_file){.path = req->lang->harness_path, .data = hsrc, .len = hlen};
+    t->files[t->nfiles++] = (fb_sandbox_file){.path = req->lang->harness_path, .data = hsrc, .len = hlen};
+    if (t->extra.path)
+        t->files[t->nfiles++] = (fb_sandbox_file){.path = t->extra.path, .data = t->extra.data, .len = t->extra.len};
     t->inert_until_input = true; /* the user's code is in the input; harnesses start nothing before it */
     t->input = harness_input(req, plan, &t->input_len);
     if (!t->input)
@@ -173,9 +182,10 @@ static int target_compiled(const fb_request *req, const fb_call_plan *plan, cons
 {
     t->argv[0] = "/.fnbox/prog";
     t->argv[1] = NULL;
-    if (build_env(NULL, &req->permissions, t->envp, err) < 0)
+    if (build_env(NULL, NULL, &req->permissions, t->envp, err) < 0)
         return -1;
-    t->file = (fb_sandbox_file){.path = t->argv[0], .data = prog->data, .len = prog->len, .executable = true};
+    t->files[t->nfiles++] = (fb_sandbox_file){.path = t->argv[0], .data = prog->data, .len = prog->len,
+                                              .executable = true};
     t->input = req->lang->compiler->call_input(plan->args.args, &t->input_len);
     if (!t->input)
         return fb_set_error(err, "InternalError", 0, "out of memory building the call input");
@@ -200,8 +210,8 @@ static int run_in_sandbox(const fb_request *req, run_target *t, fb_workspace *ws
         .argv = (char *const *)t->argv,
         .envp = (char *const *)t->envp,
         .workdir = req->workdir,
-        .files = &t->file,
-        .nfiles = 1,
+        .files = t->files,
+        .nfiles = t->nfiles,
         .input = t->input,
         .input_len = t->input_len,
         .cancel_fd = cancel_fd,
@@ -404,6 +414,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     code = finish(&res, FNBOX_OK, result, result_len);
 done:
     free(target.input);
+    free(target.extra.data);
     fb_proxy_free(net.proxy);
     fb_net_policy_free(netpol);
     fb_workspace_free(&ws);

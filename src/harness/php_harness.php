@@ -460,6 +460,12 @@ function find_function(string $name): callable
 
 function main(): int
 {
+    // fnbox points PHP_INI_SCAN_DIR at its copy of conf.d (src/lang/php_ini.c); a php the function starts
+    // reads the real one, and the function sees the environment it would see without fnbox.
+    if (\getenv('PHP_INI_SCAN_DIR') === '/.fnbox/php.d') {
+        \putenv('PHP_INI_SCAN_DIR');
+        unset($_SERVER['PHP_INI_SCAN_DIR'], $_ENV['PHP_INI_SCAN_DIR']);
+    }
     \register_shutdown_function('Fnbox\Harness\on_shutdown');
     State::$noReturn = new \stdClass();
     try {

@@ -24,6 +24,15 @@ typedef struct fb_lang_compiler {
     const char *runtime_script;
 } fb_lang_compiler;
 
+/* What a driver adds to one call's sandbox, decided on the host: a file under /.fnbox and an environment
+ * entry. path and env are static strings; data is malloc'd and the caller's to free. */
+typedef struct fb_lang_extra {
+    const char *path;                  /* NULL: no file */
+    char *data;
+    size_t len;
+    const char *env;                   /* "KEY=value", or NULL */
+} fb_lang_extra;
+
 typedef struct fb_lang_driver {
     const char *name;                  /* canonical name, e.g. "python" */
     const char *const *aliases;        /* NULL-terminated other accepted names */
@@ -38,6 +47,9 @@ typedef struct fb_lang_driver {
     const char *package;               /* the Debian package that provides the runtime (for doctor) */
     const fb_lang_compiler *compiler;  /* NULL for interpreted languages; then runtimes are compilers and
                                           harness_path / harness_source are unused */
+    /* NULL, or fills *out (all zero: nothing to add) for a call that runs `runtime`. Cannot fail: a
+     * driver that cannot work out its extra runs the runtime as it is. */
+    void (*extra)(const char *runtime, fb_lang_extra *out);
 } fb_lang_driver;
 
 extern const fb_lang_driver fb_lang_python;

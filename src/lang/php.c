@@ -1,8 +1,10 @@
 /* The PHP driver: the PHP CLI from the system (never php-cgi: no CGI headers in stdout). The host's php.ini
- * and conf.d are read (the sandbox shows /etc/php read-only), so the extensions users expect are there;
+ * and conf.d are read (the sandbox shows /etc/php read-only; conf.d through php_ini.c, which leaves out
+ * readline and opcache), so the extensions users expect are there;
  * the -d options below pin what the harness protocol depends on, whatever that php.ini says. */
 #include "harness/harness.h"
 #include "lang/lang.h"
+#include "lang/php_ini.h"
 
 static const char *php_harness(size_t *len)
 {
@@ -28,6 +30,7 @@ const fb_lang_driver fb_lang_php = {
     .aliases = k_aliases,
     .runtimes = k_runtimes,
     .runtime_args = k_args,
+    .extra = fb_php_ini_extra, /* conf.d without readline and opcache: ~1.1 ms less per start */
     .env = k_env,
     .harness_path = "/.fnbox/harness.php",
     .harness_source = php_harness,

@@ -30,6 +30,9 @@ typedef struct fb_sandbox_limits {
     uint64_t cpu_seconds;         /* RLIMIT_CPU, per process; 0: the timeout + 2 s (a backstop) */
 } fb_sandbox_limits;
 
+/* No string or buffer a spec points to may lie in the calling process's command-line area (main's argv
+ * strings): init, a copy of the caller, blanks that area so that /proc/1/cmdline shows nothing of the host,
+ * and the program is forked from init after that. Copy such strings first. */
 typedef struct fb_sandbox_spec {
     const char *exec_path;        /* absolute path of the program, visible inside (system dirs are bound) */
     char *const *argv;            /* NULL-terminated */

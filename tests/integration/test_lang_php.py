@@ -111,3 +111,30 @@ def test_crash():
 def test_timeout():
     res = php("function f() { echo 'before'; while (true) {} }", timeout=1)
     assert res.result["status"] == "timeout" and "before" in res.result["stdout"], describe(res.result)
+
+
+def _host_php(code):
+    """What the host's own php (its php.ini and conf.d, as a user runs it) says."""
+    import subprocess
+    return subprocess.run(["php", "-r", code], capture_output=True, text=True, check=True).stdout
+
+
+def test_host_extensions_without_readline_and_opcache():
+    """fnbox hands PHP the host's conf.d without the files that load readline and opcache (src/lang/php_ini.c):
+    every other extension the host configured is loaded, and the function never sees the PHP_INI_SCAN_DIR
+    that does it, nor does a php it starts (which reads the real conf.d)."""
+    host = set(_host_php("echo implode(',', get_loaded_extensions());").split(","))
+    code = r'''<?php
+function f() {
+    $child = shell_exec("php -r 'echo extension_loaded(\"readline\") ? \"yes\" : \"no\";'");
+    return ["ext" => get_loaded_extensions(), "env" => getenv("PHP_INI_SCAN_DIR"),
+            "server" => array_key_exists("PHP_INI_SCAN_DIR", $_SERVER), "child_readline" => $child];
+}
+'''
+    got = ok(call(req("php", code, "f", [], permissions={"childProcess": ["php", "sh"]})))
+    inside = set(got["ext"])
+    assert "readline" not in inside and "Zend OPcache" not in inside, describe(got)
+    assert host - inside <= {"readline", "Zend OPcache"}, f"missing inside: {host - inside - {'readline', 'Zend OPcache'}}"
+    assert got["env"] is False and got["server"] is False, got
+    if "readline" in host:
+        assert got["child_readline"] == "yes", got
