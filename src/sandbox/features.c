@@ -122,7 +122,7 @@ static void probe_cgroup(fb_feature *f)
 {
     fb_sandbox_limits lim = {.memory_bytes = 64ULL << 20, .pids = 16};
     fb_cgroup cg;
-    fb_cgroup_create(&cg, &lim, NULL);
+    fb_cgroup_create(&cg, &lim, false, NULL);
     f->ok = cg.memory_dir[0] != '\0';
     snprintf(f->detail, sizeof f->detail, "memory limit by %s; pids limit by %s", cg.mechanism,
              cg.pids_dir[0] ? (cg.v2 ? "cgroup v2" : "cgroup v1") : "RLIMIT_NPROC (per user, shared by calls)");

@@ -55,14 +55,30 @@ void fb_bpf_free(fb_bpf *bpf);
 int fb_seccomp_load(const fb_bpf *bpf, fb_error *err);                 /* [child] */
 
 /* limits.c */
+/* How the call's processes get into its cgroup (spawn.c says why there are three). */
+typedef enum fb_cgroup_join {
+    FB_JOIN_NONE,            /* no cgroup: rlimits only */
+    FB_JOIN_PROGRAM_ITSELF,  /* v1: the program writes "0" to the `tasks` fds opened here, first thing */
+    FB_JOIN_PARENT_INIT,     /* the parent moves init while it builds the root; init waits before forking */
+    FB_JOIN_PARENT_PROGRAM,  /* the parent moves the program while it starts (an interpreter's harness) */
+} fb_cgroup_join;
+
 typedef struct fb_cgroup {
     char memory_dir[512];   /* empty if unused */
     char pids_dir[512];
     bool v2;
     const char *mechanism;  /* "cgroup v1", "cgroup v2" or "rlimit" */
+    fb_cgroup_join join;
+    int tasks_fd[2];        /* FB_JOIN_PROGRAM_ITSELF: memory_dir/tasks, pids_dir/tasks (-1: none) */
 } fb_cgroup;
-int fb_cgroup_create(fb_cgroup *cg, const fb_sandbox_limits *lim, fb_error *err);
+/* Makes the call's cgroup. inert: the program runs none of the caller's code before it reads its input
+ * (fb_sandbox_spec.inert_until_input), so it may join while it starts. The pids limit counts init too
+ * when init will be inside. */
+int fb_cgroup_create(fb_cgroup *cg, const fb_sandbox_limits *lim, bool inert, fb_error *err);
 int fb_cgroup_attach(const fb_cgroup *cg, pid_t pid, fb_error *err);
+/* [child] FB_JOIN_PROGRAM_ITSELF: moves the calling (single-threaded) process into the cgroup and closes
+ * the fds. */
+int fb_cgroup_join_self(const int tasks_fd[2], fb_error *err);
 void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_killed);
 void fb_cgroup_destroy(fb_cgroup *cg);
 int fb_rlimits_apply(const fb_sandbox_limits *lim, bool memory_by_cgroup, bool pids_by_cgroup,

@@ -103,7 +103,33 @@ static int make_child_dir(const char *base, char *out, size_t cap)
     return mkdir(out, 0755);
 }
 
-static void try_v1(fb_cgroup *cg, const fb_sandbox_limits *lim)
+/* v1's `tasks` file of dir, opened for writing now, by us (the kernel checks a migration against the
+ * credentials of whoever opened the file, so init can use it from inside its user namespace). */
+static int open_tasks(const char *dir)
+{
+    char path[640];
+    snprintf(path, sizeof path, "%s/tasks", dir);
+    return open(path, O_WRONLY | O_CLOEXEC);
+}
+
+/* v1: how the program gets in (fds for FB_JOIN_PROGRAM_ITSELF when every directory has its `tasks` open). */
+static void choose_v1_join(fb_cgroup *cg, bool inert)
+{
+    const char *dirs[2] = {cg->memory_dir, cg->pids_dir};
+    bool all = !fb_defence_disabled("cgroup-early");
+    for (int i = 0; i < 2 && all; i++)
+        if (dirs[i][0] && (cg->tasks_fd[i] = open_tasks(dirs[i])) < 0)
+            all = false;
+    if (all) {
+        cg->join = FB_JOIN_PROGRAM_ITSELF;
+        return;
+    }
+    for (int i = 0; i < 2; i++)
+        fb_close(&cg->tasks_fd[i]);
+    cg->join = inert || fb_defence_disabled("cgroup-early") ? FB_JOIN_PARENT_PROGRAM : FB_JOIN_PARENT_INIT;
+}
+
+static void try_v1(fb_cgroup *cg, const fb_sandbox_limits *lim, bool inert)
 {
     char rel[400], base[512], num[32];
     if (own_cgroup("memory", rel, sizeof rel) == 0) {
@@ -124,19 +150,25 @@ static void try_v1(fb_cgroup *cg, const fb_sandbox_limits *lim)
     }
     if (own_cgroup("pids", rel, sizeof rel) == 0) {
         snprintf(base, sizeof base, CGROOT "/pids%s", rel);
-        if (make_child_dir(base, cg->pids_dir, sizeof cg->pids_dir) == 0) {
-            snprintf(num, sizeof num, "%" PRIu64, lim->pids);
-            if (write_text(cg->pids_dir, "pids.max", num) < 0) {
-                rmdir(cg->pids_dir);
-                cg->pids_dir[0] = '\0';
-            }
-        } else {
+        if (make_child_dir(base, cg->pids_dir, sizeof cg->pids_dir) < 0)
+            cg->pids_dir[0] = '\0';
+    }
+    if (!cg->memory_dir[0] && !cg->pids_dir[0])
+        return;
+    choose_v1_join(cg, inert);
+    if (cg->pids_dir[0]) { /* with init inside, it is one more: the program's tree still gets lim->pids */
+        snprintf(num, sizeof num, "%" PRIu64, lim->pids + (cg->join == FB_JOIN_PARENT_INIT ? 1 : 0));
+        if (write_text(cg->pids_dir, "pids.max", num) < 0) {
+            fb_close(&cg->tasks_fd[1]);
+            rmdir(cg->pids_dir);
             cg->pids_dir[0] = '\0';
         }
     }
 }
 
-static void try_v2(fb_cgroup *cg, const fb_sandbox_limits *lim)
+/* v2 moves a thread only within its threaded domain (cgroup.threads), so the cheap self-move of v1 does not
+ * exist here: the parent moves init (or, for an inert program, the program while it starts). */
+static void try_v2(fb_cgroup *cg, const fb_sandbox_limits *lim, bool inert)
 {
     char rel[400], base[512], num[32];
     struct stat st;
@@ -152,10 +184,12 @@ static void try_v2(fb_cgroup *cg, const fb_sandbox_limits *lim)
     /* An out-of-memory kill takes the whole call, not one process of it (Linux 4.19+): a function whose
      * child was killed would otherwise go on with half its work gone. */
     (void)write_text(dir, "memory.oom.group", "1");
-    snprintf(num, sizeof num, "%" PRIu64, lim->pids);
+    cg->join = inert || fb_defence_disabled("cgroup-early") ? FB_JOIN_PARENT_PROGRAM : FB_JOIN_PARENT_INIT;
+    snprintf(num, sizeof num, "%" PRIu64, lim->pids + (cg->join == FB_JOIN_PARENT_INIT ? 1 : 0));
     bool pids = write_text(dir, "pids.max", num) == 0;
     if (!mem && !pids) {
         rmdir(dir);
+        cg->join = FB_JOIN_NONE;
         return;
     }
     cg->v2 = true;
@@ -167,19 +201,36 @@ static void try_v2(fb_cgroup *cg, const fb_sandbox_limits *lim)
         snprintf(cg->pids_dir, sizeof cg->pids_dir, "%s", dir);
 }
 
-int fb_cgroup_create(fb_cgroup *cg, const fb_sandbox_limits *limits, fb_error *err)
+int fb_cgroup_create(fb_cgroup *cg, const fb_sandbox_limits *limits, bool inert, fb_error *err)
 {
     memset(cg, 0, sizeof *cg);
     cg->mechanism = "rlimit";
+    cg->join = FB_JOIN_NONE;
+    cg->tasks_fd[0] = cg->tasks_fd[1] = -1;
     fb_sandbox_limits weak = *limits, *lim = &weak; /* test builds: a switched-off limit is set very high */
     if (fb_defence_disabled("memory"))
         weak.memory_bytes = (uint64_t)64 << 30;
     if (fb_defence_disabled("pids"))
         weak.pids = 1u << 22;
-    try_v2(cg, lim);
+    try_v2(cg, lim, inert);
     if (!cg->v2)
-        try_v1(cg, lim);
+        try_v1(cg, lim, inert);
     return 0;
+}
+
+int fb_cgroup_join_self(const int tasks_fd[2], fb_error *err)
+{
+    int rc = 0;
+    for (int i = 0; i < 2; i++) {
+        /* "0" is the writer itself. Moving one thread that is the caller skips the global
+         * cgroup_threadgroup_rwsem, whose write side waits for an RCU grace period (9-15 ms measured
+         * here); we are single-threaded (a raw clone), so the thread is the whole process. */
+        if (rc == 0 && tasks_fd[i] >= 0 && write(tasks_fd[i], "0", 1) != 1)
+            rc = fb_set_error(err, "SandboxSetupFailed", errno, "joining the call's cgroup");
+        if (tasks_fd[i] >= 0)
+            close(tasks_fd[i]);
+    }
+    return rc;
 }
 
 int fb_cgroup_attach(const fb_cgroup *cg, pid_t pid, fb_error *err)
@@ -287,6 +338,8 @@ static void remove_dir(char *dir, bool v2)
 
 void fb_cgroup_destroy(fb_cgroup *cg)
 {
+    fb_close(&cg->tasks_fd[0]);
+    fb_close(&cg->tasks_fd[1]);
     if (cg->v2 && strcmp(cg->memory_dir, cg->pids_dir) == 0)
         cg->pids_dir[0] = '\0';
     remove_dir(cg->memory_dir, cg->v2);

@@ -72,11 +72,12 @@ typedef struct fb_sandbox_spec {
     const char *const *exec_allow;
     bool exec_any;
     /* True when the program runs nothing of the caller's choosing until it reads its input (an
-     * interpreter's harness): it may then start before it is inside the call's cgroup, which hides the
-     * cgroup move (an RCU grace period on v1, ~4-12 ms) behind its start-up, and its input is held until
-     * the move is done. Otherwise (a compiled program, whose constructors run before main; a compiler,
-     * which forks before it reads its source) init joins the cgroup before it starts the program: a child
-     * forked before the move would stay outside the call's memory and process limits for good. */
+     * interpreter's harness). On cgroup v2 it may then start before it is inside the call's cgroup, which
+     * hides the move (an RCU grace period) behind its start-up; its input is held until the move is done.
+     * Otherwise (a compiled program, whose constructors run before main; a compiler, which forks before it
+     * reads its source) init joins first and the program is born inside: a child forked before a move
+     * would stay outside the call's memory and process limits for good. On v1 the program always moves
+     * itself, first thing, which costs no grace period (spawn.c). */
     bool inert_until_input;
 } fb_sandbox_spec;
 

@@ -5,21 +5,26 @@
  *   compile seccomp, make cgroup
  *   clone(NEWUSER|NEWNS|NEWPID|NEWNET|...) ─► wait for "go"
  *   write uid/gid maps, "go"              ─► become inner uid, build root, lo up
- *   [not inert: move init into the call's    [not inert: wait for "joined"]
- *     cgroup, "joined"]
- *                                            fork ───────────────────────────────────► "started" (with creds),
- *   on "started": [inert: move the program                                              setsid, fds 0-4,
- *     into the call's cgroup], then stream                                              rlimits, drop caps,
- *     the input to its fd 4                                                             seccomp, execve; the
+ *   [v2, not inert: move init into the       [v2, not inert: wait for "joined"]
+ *     call's cgroup, "joined"]
+ *                                            fork ───────────────────────────────────► [v1: join the cgroup]
+ *   on "started": [v2, inert: move the                                                  "started" (with creds),
+ *     program into the call's cgroup],                                                  setsid, fds 0-4,
+ *     then stream the input to its fd 4                                                 rlimits, drop caps,
+ *                                                                                       seccomp, execve; the
  *   supervise (output, deadline, cancel)     reap; report program's wait status          harness waits for its
  *   reap init => every process is gone  ◄── exit (kernel kills the rest of the ns)      input on fd 4
  *
- * Moving a task between cgroups can wait for an RCU grace period (~4-12 ms on v1). For an interpreter's
- * harness (spec->inert_until_input) the move happens while the runtime starts up, which hides that cost,
- * and holding back the input (which carries the user's code) until the move is done keeps every user
- * instruction inside the limits. Any other program may run the caller's code before it reads anything (a
- * C constructor, a compiler forking its passes): a process it forked before the move would stay outside
- * the limits for good, so init itself joins first, while it builds the root, and the program is born inside.
+ * Every process of the call must be inside its cgroup before it runs any of the caller's code: a process
+ * forked outside stays outside, with all its children, and a program may run the caller's code before it
+ * reads anything (a C constructor, a compiler forking its passes). Moving another process (`cgroup.procs`)
+ * takes the global cgroup_threadgroup_rwsem for writing, which waits for an RCU grace period (9-15 ms
+ * measured on v1); a single-threaded process moving itself through v1's `tasks` file does not (0.02 ms).
+ * So on v1 the program moves itself, first thing after the fork, through `tasks` fds the parent opened
+ * (the kernel checks the opener's credentials). v2 has no such move, so there the parent moves init while
+ * it builds the root and the program is born inside; only for an interpreter's harness
+ * (inert_until_input: the user's code is in its input) does the parent move the program instead, while
+ * the runtime starts up, and hold back the input until the move is done, which hides the wait.
  * Failures before execve travel back on a close-on-exec pipe as "E<type>: <message>". */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +61,9 @@ typedef struct child_ctx {
     fb_idmap idmap;
     bool memory_by_cgroup, pids_by_cgroup;
     bool await_cgroup; /* init waits for the parent's "joined" before it starts the program */
+    int tasks_fd[2];   /* FB_JOIN_PROGRAM_ITSELF: the program moves itself into the call's cgroup */
+    int oom_adj;       /* the program's oom_score_adj (the host's own), restored when init's was lowered */
+    bool oom_restore;
     int out_w, err_w, report_w, sync_fd, result_fd, input_r; /* init keeps these descriptors only */
     int parent_ends[5]; /* the parent's ends of the same pipes */
     int fuse_fds[FB_SANDBOX_MAX_FUSE];
@@ -117,11 +125,40 @@ static char *const *with_host_environ(char *const *envp)
     return merged;
 }
 
+/* [child] Gives the program back the host's oom_score_adj (init's was lowered so that the cgroup's OOM
+ * killer never picks init: see protect_init). Raising it needs no privilege, but our /proc files belong
+ * to root while we are non-dumpable like init: dumpable now, as execve would make us anyway (no other
+ * process of the call exists yet). What stays is oom_score_adj_min at -1000, so a program could lower
+ * itself again by writing the file; Landlock gives it no write right anywhere under /proc. */
+static int restore_oom_adj(const child_ctx *c, fb_error *err)
+{
+    if (!c->oom_restore)
+        return 0;
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_DUMPABLE)");
+    char num[16];
+    int n = snprintf(num, sizeof num, "%d", c->oom_adj);
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, num, (size_t)n) != n) {
+        fb_set_error(err, "SandboxSetupFailed", errno, "restoring the program's oom_score_adj");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 static __attribute__((noreturn)) void program_main(const child_ctx *c)
 {
     fb_error err = {0};
     const fb_sandbox_spec *spec = c->spec;
+    /* First of all, before anything of the caller's can run (v1; the other ways happen in the parent). */
+    if (fb_cgroup_join_self(c->tasks_fd, &err) < 0)
+        child_fail(c->report_w, &err);
     reset_signals();
+    if (restore_oom_adj(c, &err) < 0)
+        child_fail(c->report_w, &err);
     /* Tell the parent we exist; the kernel attaches our credentials, pid included. */
     if (send(c->sync_fd, "p", 1, MSG_NOSIGNAL) != 1)
         fb_set_error(&err, "SandboxSetupFailed", errno, "announcing the program");
@@ -266,9 +303,10 @@ static void close_inherited_fds(const child_ctx *c)
             close(c->parent_ends[i]);
         return;
     }
-    int keep[] = {c->out_w, c->err_w, c->report_w, c->sync_fd, c->result_fd, c->input_r};
+    int keep[] = {c->out_w, c->err_w, c->report_w, c->sync_fd, c->result_fd, c->input_r, c->tasks_fd[0],
+                  c->tasks_fd[1]};
     size_t n = sizeof keep / sizeof *keep;
-    for (size_t i = 1; i < n; i++) /* insertion sort: six entries */
+    for (size_t i = 1; i < n; i++) /* insertion sort: eight entries */
         for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
             int t = keep[j];
             keep[j] = keep[j - 1];
@@ -287,9 +325,9 @@ static void close_inherited_fds(const child_ctx *c)
 
 static __attribute__((noreturn)) void init_main(child_ctx *c)
 {
+    fb_error err = {0};
     close_inherited_fds(c);
     hide_cmdline();
-    fb_error err = {0};
     char go = 0;
     if (read(c->sync_fd, &go, 1) != 1) /* the parent failed to set us up: it reports why */
         _exit(126);
@@ -311,7 +349,7 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&parent, 1, 0) != 0)
         _exit(126);
     /* Our cgroup namespace's root is fnbox's own cgroup: /proc/self/cgroup inside shows no host path above
-     * it (only the call's own cgroup below it, once we or the program have joined that). */
+     * it, only the call's cgroup below it. */
     if (unshare(CLONE_NEWCGROUP) < 0) {
         fb_set_error(&err, "KernelFeatureMissing", errno, "unshare(CLONE_NEWCGROUP)");
         child_fail(c->report_w, &err);
@@ -334,6 +372,9 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
     }
     if (pid == 0)
         program_main(c);
+    for (int i = 0; i < 2; i++)
+        if (c->tasks_fd[i] >= 0)
+            close(c->tasks_fd[i]);
     close(c->out_w);
     close(c->err_w);
     close(c->result_fd);
@@ -476,6 +517,35 @@ static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sand
     return rc;
 }
 
+/* The host's oom_score_adj (what the program gets), or 0. */
+static int own_oom_adj(void)
+{
+    char buf[16] = "";
+    int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n > 0 ? atoi(buf) : 0;
+}
+
+/* When init is inside the call's cgroup, the cgroup's OOM killer could pick it: init is a copy of the host
+ * process, and the host's memory it still maps counts in its RSS (a call with a 50 MB argument gave init
+ * ~200 MB), so it looks like the biggest process. Killing init ends the call with no report of the
+ * program's fate. -1000 exempts it; the program sets its own back (restore_oom_adj). Best effort: without
+ * CAP_SYS_RESOURCE it fails and init stays a candidate, as it is on a host that cannot lower it. */
+static bool protect_init(pid_t init)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)init);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool ok = write(fd, "-1000", 5) == 5;
+    close(fd);
+    return ok;
+}
+
 /* Moves init into the call's cgroup (while it builds the root) and tells it so: everything it forks
  * from then on is born inside. */
 static int join_init(const fb_cgroup *cg, pid_t init, int sync_fd, fb_error *err)
@@ -493,18 +563,21 @@ static int join_init(const fb_cgroup *cg, pid_t init, int sync_fd, fb_error *err
 
 /* Parent half after clone: release the child into its namespaces, then supervise it to the end. */
 static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const fb_idmap *idmap,
-                                 fb_cgroup *cg, bool init_joins, run_fds *f, fb_sandbox_outcome *out,
-                                 fb_error *err)
+                                 fb_cgroup *cg, run_fds *f, fb_sandbox_outcome *out, fb_error *err)
 {
     pid_t pid = *pidp;
     if (fb_userns_write_maps(pid, idmap, err) < 0)
         return -1;
+    if (cg->join == FB_JOIN_PARENT_INIT)
+        (void)protect_init(pid); /* before "go": init forks nothing before it */
     f->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (f->pidfd < 0)
         return fb_set_error(err, "KernelFeatureMissing", errno, "pidfd_open (Linux >= 5.3)");
     if (send(f->sync[1], "g", 1, MSG_NOSIGNAL) != 1)
         return fb_set_error(err, "SandboxSetupFailed", errno, "releasing the sandbox init");
-    if (init_joins && join_init(cg, pid, f->sync[1], err) < 0)
+    fb_close(&cg->tasks_fd[0]); /* init's and the program's now (FB_JOIN_PROGRAM_ITSELF) */
+    fb_close(&cg->tasks_fd[1]);
+    if (cg->join == FB_JOIN_PARENT_INIT && join_init(cg, pid, f->sync[1], err) < 0)
         return -1;
     if (!spec->input)
         fb_close(&f->input[1]);
@@ -515,7 +588,7 @@ static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const
     fb_supervise_io io = {.init_pid = pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
                           .report_fd = f->report[0], .cancel_fd = spec->cancel_fd, .started_fd = f->sync[1],
                           .input_fd = &f->input[1], .input = spec->input, .input_len = spec->input_len,
-                          .on_started = init_joins ? NULL : join_cgroup, .ctx = cg};
+                          .on_started = cg->join == FB_JOIN_PARENT_PROGRAM ? join_cgroup : NULL, .ctx = cg};
     int rc = fb_supervise(&io, &spec->limits, out, report, sizeof report, &st, err);
     *pidp = -1; /* reaped, even on error */
     if (rc < 0)
@@ -556,19 +629,16 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
 
     fb_idmap_choose(&idmap);
     /* Test builds ("cgroup-early" switch): every program joins while it starts, as an interpreter does. */
-    bool init_joins = !spec->inert_until_input && !fb_defence_disabled("cgroup-early");
-    fb_sandbox_limits cg_limits = spec->limits;
-    if (init_joins)
-        cg_limits.pids++; /* init is one of the cgroup's processes: the program's tree still gets limits.pids */
-    if (fb_cgroup_create(&cg, &cg_limits, err) < 0)
+    if (fb_cgroup_create(&cg, &spec->limits, spec->inert_until_input, err) < 0)
         return -1;
     out->memory_limit_mechanism = cg.mechanism;
     (void)fb_landlock_abi(NULL); /* probed once per process, here: the children inherit the answer */
     if (fb_seccomp_compile(&bpf, err) < 0 || run_fds_open(&f, err) < 0)
         goto done;
     child_ctx c = {.spec = spec, .bpf = &bpf, .idmap = idmap, .memory_by_cgroup = cg.memory_dir[0] != '\0',
-                   .pids_by_cgroup = cg.pids_dir[0] != '\0',
-                   .await_cgroup = init_joins && (cg.memory_dir[0] != '\0' || cg.pids_dir[0] != '\0'), .out_w = f.out[1], .err_w = f.err[1],
+                   .pids_by_cgroup = cg.pids_dir[0] != '\0', .await_cgroup = cg.join == FB_JOIN_PARENT_INIT,
+                   .tasks_fd = {cg.tasks_fd[0], cg.tasks_fd[1]}, .oom_restore = cg.join == FB_JOIN_PARENT_INIT,
+                   .oom_adj = cg.join == FB_JOIN_PARENT_INIT ? own_oom_adj() : 0, .out_w = f.out[1], .err_w = f.err[1],
                    .report_w = f.report[1], .sync_fd = f.sync[0], .result_fd = f.result, .input_r = f.input[0],
                    .parent_ends = {f.out[0], f.err[0], f.report[0], f.sync[1], f.input[1]}};
     unsigned long ns = NS_FLAGS;
@@ -594,7 +664,7 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     fb_close(&f.report[1]);
     fb_close(&f.sync[0]);
     fb_close(&f.input[0]);
-    if (release_and_supervise(spec, &pid, &idmap, &cg, c.await_cgroup, &f, out, err) < 0)
+    if (release_and_supervise(spec, &pid, &idmap, &cg, &f, out, err) < 0)
         goto done;
     /* Peak memory: the larger of the biggest process's RSS and the cgroup's peak (which adds tmpfs and
      * page cache, but starts counting only once the program joined it). */
