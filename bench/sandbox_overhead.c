@@ -74,19 +74,23 @@ static double run_bare(char *const *argv)
 int main(int argc, char **argv)
 {
     static char *default_argv[] = {"/bin/true", NULL};
-    int n = argc > 1 ? atoi(argv[1]) : 200;
+    long n = argc > 1 ? strtol(argv[1], NULL, 10) : 200;
     if (n < 1 || n > 100000)
         n = 200;
     /* Copies: the sandbox's init blanks this process's command-line area (sandbox.h), argv's strings too. */
     char **prog = default_argv;
     if (argc > 2) {
         prog = calloc((size_t)argc - 1, sizeof *prog);
-        for (int i = 2; prog && i < argc; i++)
-            if (!(prog[i - 2] = strdup(argv[i])))
+        if (!prog)
+            return 1;
+        for (int i = 2; i < argc; i++)
+            if (!(prog[i - 2] = strdup(argv[i]))) {
+                for (int j = 0; j < i - 2; j++)
+                    free(prog[j]);
+                free(prog);
                 return 1;
+            }
     }
-    if (!prog)
-        return 1;
     if (prog[0][0] != '/') {
         fprintf(stderr, "usage: sandbox_overhead [N [/absolute/program [args...]]]\n");
         return 2;
@@ -94,7 +98,7 @@ int main(int argc, char **argv)
     double *h = calloc((size_t)n, sizeof *h), *c = calloc((size_t)n, sizeof *c), *b = calloc((size_t)n, sizeof *b);
     if (!h || !c || !b)
         return 1;
-    for (int i = 0; i < n; i++) {
+    for (long i = 0; i < n; i++) {
         h[i] = run_sandbox(prog, true);
         c[i] = run_sandbox(prog, false);
         b[i] = run_bare(prog);
@@ -102,7 +106,7 @@ int main(int argc, char **argv)
     qsort(h, (size_t)n, sizeof *h, cmp);
     qsort(c, (size_t)n, sizeof *c, cmp);
     qsort(b, (size_t)n, sizeof *b, cmp);
-    printf("%s x%d: fork+exec median %.3f ms\n", prog[0], n, b[n / 2]);
+    printf("%s x%ld: fork+exec median %.3f ms\n", prog[0], n, b[n / 2]);
     printf("  sandboxed, harness mode:  median %.3f ms (p90 %.3f): fixed cost %.3f ms\n", h[n / 2], h[n * 9 / 10],
            h[n / 2] - b[n / 2]);
     printf("  sandboxed, compiled mode: median %.3f ms (p90 %.3f): fixed cost %.3f ms\n", c[n / 2], c[n * 9 / 10],

@@ -526,7 +526,11 @@ static int own_oom_adj(void)
         return 0;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
-    return n > 0 ? atoi(buf) : 0;
+    if (n <= 0)
+        return 0;
+    char *end;
+    long v = strtol(buf, &end, 10);
+    return end != buf && v >= -1000 && v <= 1000 ? (int)v : 0;
 }
 
 /* When init is inside the call's cgroup, the cgroup's OOM killer could pick it: init is a copy of the host
