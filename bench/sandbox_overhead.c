@@ -7,6 +7,7 @@
  *     build/bench/sandbox_overhead 100 /usr/bin/php -n -r 'echo 1;'
  *
  * The program gets no input, an empty environment and /workspace as its directory. */
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,9 @@ static double run_bare(char *const *argv)
     double t0 = now_ms();
     pid_t pid = fork();
     if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY); /* as the sandbox's output goes to a pipe, not the terminal */
+        if (null >= 0)
+            dup2(null, 1);
         execve(argv[0], argv, k_envp);
         _exit(127);
     }
@@ -71,12 +75,23 @@ static double run_bare(char *const *argv)
     return dt;
 }
 
+static void free_argv(char **v)
+{
+    for (int i = 0; v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
 int main(int argc, char **argv)
 {
     static char *default_argv[] = {"/bin/true", NULL};
     long n = argc > 1 ? strtol(argv[1], NULL, 10) : 200;
     if (n < 1 || n > 100000)
         n = 200;
+    if (argc > 2 && argv[2][0] != '/') {
+        fprintf(stderr, "usage: sandbox_overhead [N [/absolute/program [args...]]]\n");
+        return 2;
+    }
     /* Copies: the sandbox's init blanks this process's command-line area (sandbox.h), argv's strings too. */
     char **prog = default_argv;
     if (argc > 2) {
@@ -85,19 +100,19 @@ int main(int argc, char **argv)
             return 1;
         for (int i = 2; i < argc; i++)
             if (!(prog[i - 2] = strdup(argv[i]))) {
-                for (int j = 0; j < i - 2; j++)
-                    free(prog[j]);
-                free(prog);
+                free_argv(prog);
                 return 1;
             }
     }
-    if (prog[0][0] != '/') {
-        fprintf(stderr, "usage: sandbox_overhead [N [/absolute/program [args...]]]\n");
-        return 2;
-    }
     double *h = calloc((size_t)n, sizeof *h), *c = calloc((size_t)n, sizeof *c), *b = calloc((size_t)n, sizeof *b);
-    if (!h || !c || !b)
+    if (!h || !c || !b) {
+        free(h);
+        free(c);
+        free(b);
+        if (prog != default_argv)
+            free_argv(prog);
         return 1;
+    }
     for (long i = 0; i < n; i++) {
         h[i] = run_sandbox(prog, true);
         c[i] = run_sandbox(prog, false);
@@ -114,9 +129,7 @@ int main(int argc, char **argv)
     free(h);
     free(c);
     free(b);
-    for (int i = 0; prog != default_argv && prog[i]; i++)
-        free(prog[i]);
     if (prog != default_argv)
-        free(prog);
+        free_argv(prog);
     return 0;
 }
