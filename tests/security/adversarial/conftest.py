@@ -64,7 +64,7 @@ DEFENCE_NAMES = {
     "output-limit": "stdout/stderr caps in the supervisor",
     "fds": "inherited file descriptors closed before exec (close_range); only 0-2 and the call's own channels",
     "cgroup-sweep": "after the call, whatever is left in its cgroup is killed before the cgroup is removed",
-    "cgroup-early": "a compiled program is inside the call's cgroup from its first instruction (init joins first)",
+    "cgroup-early": "the program is inside the call's cgroup before its first instruction (it moves itself; init on v2)",
 }
 
 # area -> attack -> (defence, languages[, other layers that also stop it: disabled together in the weak run])
