@@ -226,6 +226,19 @@ static json_t *log_entry(json_t *res, const char *hostname)
 
 /* ---- network ---- */
 
+/* Calls f(port) in lang with permissions.network = [network] (JSON strings, comma-separated), the host's
+ * callbacks deciding each connection. */
+static json_t *run_fetch(const char *lang, const char *code, unsigned port, const char *network, host *h)
+{
+    char *code_json = fbt_json_quote(code);
+    char request[4096];
+    snprintf(request, sizeof request,
+             "{\"language\":\"%s\",\"code\":%s,\"functionName\":\"f\",\"args\":[%u],"
+             "\"permissions\":{\"network\":[%s]}}", lang, code_json, port, network);
+    free(code_json);
+    return run(request, h, sizeof(fnbox_call_options));
+}
+
 static const char k_py_fetch[] =
     "import urllib.request, urllib.error\n"
     "def f(port):\n"
@@ -251,13 +264,9 @@ static void test_network_python(void **state)
     host h;
     host_init(&h);
     h.deny_host = "localhost";
-    char *code_json = fbt_json_quote(k_py_fetch);
-    char request[4096];
-    snprintf(request, sizeof request,
-             "{\"language\":\"python\",\"code\":%s,\"functionName\":\"f\",\"args\":[%u],"
-             "\"permissions\":{\"network\":[\"127.0.0.1:%u\",\"localhost:%u\"]}}",
-             code_json, s.port, s.port, s.port);
-    json_t *res = run(request, &h, sizeof(fnbox_call_options));
+    char network[128];
+    snprintf(network, sizeof network, "\"127.0.0.1:%u\",\"localhost:%u\"", s.port, s.port);
+    json_t *res = run_fetch("python", k_py_fetch, s.port, network, &h);
     json_t *out = json_object_get(res, "result");
     char want[64];
 
@@ -287,7 +296,6 @@ static void test_network_python(void **state)
     assert_true(json_is_true(json_object_get(e, "allowed")));
 
     json_decref(res);
-    free(code_json);
     server_stop(&s);
     pthread_mutex_destroy(&h.mu);
 }
@@ -317,12 +325,9 @@ static void test_network_javascript(void **state)
     host h;
     host_init(&h);
     h.deny_address = "127.0.0.1";
-    char *code_json = fbt_json_quote(k_js_fetch);
-    char request[4096];
-    snprintf(request, sizeof request,
-             "{\"language\":\"javascript\",\"code\":%s,\"functionName\":\"f\",\"args\":[%u],"
-             "\"permissions\":{\"network\":[\"127.0.0.1:%u\"]}}", code_json, s.port, s.port);
-    json_t *res = run(request, &h, sizeof(fnbox_call_options));
+    char network[64];
+    snprintf(network, sizeof network, "\"127.0.0.1:%u\"", s.port);
+    json_t *res = run_fetch("javascript", k_js_fetch, s.port, network, &h);
     json_t *out = json_object_get(res, "result");
     assert_int_equal(json_integer_value(json_object_get(out, "status")), 403);
     assert_non_null(strstr(str_at(out, "body"), "denied by the host: address 127.0.0.1 is off limits"));
@@ -334,7 +339,6 @@ static void test_network_javascript(void **state)
     assert_string_equal(s.seen, "");
     pthread_mutex_unlock(&s.mu);
     json_decref(res);
-    free(code_json);
     server_stop(&s);
     pthread_mutex_destroy(&h.mu);
 }
