@@ -84,6 +84,7 @@ bench-overhead: $(BUILD)/bench/sandbox_overhead
 bench: all bench-overhead
 	bench/bench_cold.py
 	bench/bench_mount.py
+	bench/bench_large.py
 
 clean:
 	rm -rf build build-asan

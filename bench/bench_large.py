@@ -51,6 +51,9 @@ BARE = {
 }
 
 
+LARGE_LIMITS = {"resultBytes": 256 * MB, "fileSizeBytes": 256 * MB, "memoryBytes": 1024 * MB}
+
+
 def payloads():
     s = "0123456789abcdef" * (64 * MB // 16)
     items = []
@@ -85,7 +88,10 @@ def main():
     cases = []      # (lang, payload label, bytes, fnbox request, expected value)
     for label, value, nbytes in payloads():
         for lang in langs:
-            r = json.dumps({"language": lang, "code": ECHO[lang], "functionName": "f", "args": [value]},
+            # The 64 MB echo is over the default resultBytes (16 MiB) and fileSizeBytes (64 MiB), and needs
+            # about 3.5x its size in memory: the request raises the three limits it needs.
+            r = json.dumps({"language": lang, "code": ECHO[lang], "functionName": "f", "args": [value],
+                            "limits": LARGE_LIMITS},
                            ensure_ascii=False, separators=(",", ":")).encode()
             cases.append((lang, label, nbytes, r, value))
 

@@ -101,6 +101,27 @@ static int bind_ro(const char *src, const char *dst, fb_error *err)
     return 0;
 }
 
+/* A read-only overlay of the host directory src at dst: the same files, but inodes of this call's own
+ * superblock. A bind would share the host's inodes, and with them every flock/fcntl lock taken on them: two
+ * calls (or a call and the host) could signal each other by locking the interpreter binary. With no upper
+ * layer overlayfs needs a second lower one: the empty NEWROOT/proc (proc is mounted over it later, the
+ * overlay keeps the empty directory beneath). */
+static int overlay_ro(const char *src, const char *dst, fb_error *err)
+{
+    if (fb_defence_disabled("system-overlay")) /* test builds: the host's inodes, as a bind */
+        return bind_ro(src, dst, err);
+    char opts[1200];
+    int n = snprintf(opts, sizeof opts, "lowerdir=%s:" NEWROOT "/proc", src);
+    if (n < 0 || (size_t)n >= sizeof opts || strpbrk(src, ",:\\"))
+        return fb_set_error(err, "SandboxSetupFailed", EINVAL, "overlay of %s: path unusable as a lower layer", src);
+    if (mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) < 0)
+        return fb_set_error(err, errno == ENODEV || errno == EPERM || errno == EINVAL ? "KernelFeatureMissing"
+                                                                                         : "SandboxSetupFailed",
+                            errno, "mount a read-only overlay of %s (overlayfs in a user namespace, Linux 5.11+, "
+                            "gives each call its own system tree: `fnbox doctor`)", src);
+    return 0;
+}
+
 /* Binds src at the same place under NEWROOT, or recreates it as a symlink (merged-/usr systems). */
 static int mirror_path(const char *src, fb_error *err)
 {
@@ -120,15 +141,12 @@ static int mirror_path(const char *src, fb_error *err)
             return FAIL("symlink %s", dst);
         return 0;
     }
-    if (S_ISDIR(st.st_mode)) {
-        if (mkdir_p(dst, 0755, err) < 0)
-            return -1;
-    } else {
-        int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0)
-            return FAIL("create mount point %s", dst);
-        close(fd);
-    }
+    if (S_ISDIR(st.st_mode))
+        return mkdir_p(dst, 0755, err) < 0 ? -1 : overlay_ro(src, dst, err);
+    int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return FAIL("create mount point %s", dst);
+    close(fd);
     return bind_ro(src, dst, err);
 }
 
@@ -370,6 +388,8 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
         return FAIL("make mounts private");
     if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,nr_inodes=4096,mode=0755") < 0)
         return FAIL("mount root tmpfs");
+    if (mkdir_p(NEWROOT "/proc", 0555, err) < 0) /* first: the system overlays' empty second layer */
+        return -1;
     for (size_t i = 0; i < sizeof k_system_dirs / sizeof *k_system_dirs; i++)
         if (mirror_path(k_system_dirs[i], err) < 0)
             return -1;

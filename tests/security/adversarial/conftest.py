@@ -65,6 +65,8 @@ DEFENCE_NAMES = {
     "fds": "inherited file descriptors closed before exec (close_range); only 0-2 and the call's own channels",
     "cgroup-sweep": "after the call, whatever is left in its cgroup is killed before the cgroup is removed",
     "cgroup-early": "the program is inside the call's cgroup before its first instruction (it moves itself; init on v2)",
+    "system-overlay": "the system tree (/usr, /etc/alternatives, /etc/php) is a per-call read-only overlay: its "
+                      "inodes, and their file locks, are the call's own",
 }
 
 # area -> attack -> (defence, languages[, other layers that also stop it: disabled together in the weak run])
@@ -150,6 +152,7 @@ ATTACKS = {
         "abstract_concurrent": ("netns", ("javascript",), ("landlock",)),
         "workspace_concurrent": ("rootfs", ("python", "javascript")),
         "signal_concurrent": ("pidns", ("ruby",), ("landlock",)),
+        "lock_concurrent": ("system-overlay", ("python", "ruby")),
     },
     "devices": {
         "dev_open": ("rootfs", ("python", "javascript", "ruby", "php")),

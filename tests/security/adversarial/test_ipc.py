@@ -370,3 +370,100 @@ def test_signal_concurrent(lang, box):
         return ok(box.call(req(lang, SIGNAL_RB, "f", [], timeout=20)))
     _, planted, _ = concurrently(box, attack_call)
     stopped("signalled another call", planted["signals"])
+
+
+# ---- file locks on the shared system tree ---------------------------------------------------------------
+# The files every call sees (the runtimes, their libraries, the directories above them): a lock one call takes
+# on them must not be visible to another call, or the two can signal each other bit by bit (a covert channel
+# that no namespace closes: locks belong to the inode).
+LOCK_TARGETS = ["/usr/bin/python3", "/usr", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/etc/alternatives"]
+LOCK_PLANT = r'''
+import ctypes, fcntl, os, signal, struct, time
+libc = ctypes.CDLL(None, use_errno=True)
+done = []
+def f(mark, targets, seconds):
+    held, fds = {}, []
+    for i, p in enumerate(targets):
+        try:
+            fd = os.open(p, os.O_RDONLY)
+            fds.append(fd)
+            if i % 2 == 0:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)     # BSD lock (whole file, per open file)
+            else:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            if os.path.isfile(p):                                  # and a POSIX read lock on the first byte
+                fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, 0)
+            held[p] = 'HELD'
+        except OSError as e:
+            held[p] = 'ERR:%d' % e.errno
+    signal.signal(signal.SIGUSR2, lambda s, fr: done.append(s))   # the host's "the probe is over"
+    libc.prctl(15, mark.encode(), 0, 0, 0)                         # the host waits for this name
+    end = time.time() + seconds
+    while time.time() < end and not done:
+        time.sleep(0.01)
+    return {'held': held, 'timed out': not done}
+'''
+LOCK_PROBE = {
+    "python": r'''
+import fcntl, os, struct
+def f(targets):
+    seen = {}
+    for p in targets:
+        try:
+            fd = os.open(p, os.O_RDONLY)
+        except OSError as e:
+            seen[p] = 'OPEN:%d' % e.errno
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            seen[p] = 'free'
+        except BlockingIOError:
+            seen[p] = 'LOCKED (flock)'
+        if os.path.isfile(p):   # F_GETLK for a write lock over the first byte: who holds a conflicting lock
+            res = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack('hhqqi', fcntl.F_WRLCK, 0, 0, 1, 0))
+            if struct.unpack('hhqqi', res)[0] != fcntl.F_UNLCK:
+                seen[p] += ', LOCKED (fcntl)'
+        os.close(fd)
+    return seen
+''',
+    "ruby": r'''
+def f(targets)
+  seen = {}
+  targets.each do |p|
+    begin
+      fh = File.open(p, File::RDONLY)
+    rescue SystemCallError => e
+      seen[p] = "OPEN:#{e.class}"
+      next
+    end
+    seen[p] = fh.flock(File::LOCK_EX | File::LOCK_NB) ? 'free' : 'LOCKED (flock)'
+    fh.close
+  end
+  seen
+end
+''',
+}
+
+
+@attack("ipc", "lock_concurrent")
+def test_lock_concurrent(lang, box):
+    """Probe the locks another call (running at the same time) holds on the runtime binary, libc and the
+    directories every call shares: seeing them is a channel between calls."""
+    mark = "lk" + secrets.token_hex(6)
+    with ThreadPoolExecutor(1) as ex:
+        fut = ex.submit(box.call, req("python", LOCK_PLANT, "f", [mark, LOCK_TARGETS, PLANT_SECONDS],
+                                      timeout=PLANT_SECONDS + 10), 60)
+        deadline = time.monotonic() + 20
+        while not host_pids_matching(mark):
+            assert not fut.done(), f"the planter ended early: {describe(fut.result().result)}"
+            assert time.monotonic() < deadline, "the planter never showed up"
+            time.sleep(0.01)
+        got = ok(box.call(req(lang, LOCK_PROBE[lang], "f", [LOCK_TARGETS], timeout=20)))
+        planter = host_pids_matching(mark)
+        for pid, _ in planter:
+            os.kill(pid, signal.SIGUSR2)
+        planted = ok(fut.result())
+    assert planter and not planted["timed out"], "the probe finished after the planter: it proved nothing"
+    assert all(v == "HELD" for v in planted["held"].values()), planted   # the planter holds every lock
+    assert all(not v.startswith("OPEN") for v in got.values()), got       # and the probe could try each
+    stopped("saw another call's file locks", {p: v for p, v in got.items() if "LOCKED" in v})
