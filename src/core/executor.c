@@ -1,4 +1,4 @@
-/* One call, stage by stage, as DESIGN.md draws it:
+/* One call, stage by stage, as docs/design.md draws it:
  *   request (decode + validate) -> plan (language, signature, arguments) -> sandbox (run the harness)
  *   -> result (one ExecutionResult JSON). */
 #include <errno.h>

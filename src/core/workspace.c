@@ -85,6 +85,8 @@ static bool workdir_in_mount(const fb_request *req)
     return mount_of(req) && fb_mount_find(mount_of(req), req->workdir, &rel) != NULL;
 }
 
+/* The scratch area a path outside every mount lies in: the workdir, /tmp, /dev/shm, or the root ("/", the
+ * sandbox's own tmpfs: any other path not reserved for the system, sandbox.h). NULL for a reserved path. */
 static const char *scratch_root_of(const fb_request *req, const char *path)
 {
     if (!workdir_in_mount(req) && at_or_under(path, req->workdir) && strcmp(path, req->workdir) != 0)
@@ -92,6 +94,22 @@ static const char *scratch_root_of(const fb_request *req, const char *path)
     for (size_t i = 0; i < sizeof k_scratch_roots / sizeof *k_scratch_roots; i++)
         if (at_or_under(path, k_scratch_roots[i]) && strcmp(path, k_scratch_roots[i]) != 0)
             return k_scratch_roots[i];
+    return fb_sandbox_reserved_path(path) ? NULL : "/";
+}
+
+/* A request file in the root's scratch space must not take the place of a directory the sandbox needs: the
+ * workdir, /tmp, a mount point, or one of their parents. */
+static const char *blocked_by(const fb_request *req, const char *path)
+{
+    if (at_or_under(req->workdir, path))
+        return req->workdir;
+    for (size_t i = 0; i < sizeof k_scratch_roots / sizeof *k_scratch_roots; i++)
+        if (at_or_under(k_scratch_roots[i], path))
+            return k_scratch_roots[i];
+    const fb_mount_config *m = mount_of(req);
+    for (size_t i = 0; m && i < m->ndirs; i++)
+        if (at_or_under(m->dirs[i].virtual_path, path))
+            return m->dirs[i].virtual_path;
     return NULL;
 }
 
@@ -111,10 +129,12 @@ static int place_file(fb_workspace *ws, const char *key, const char *path, unsig
             }
     }
     const char *root = scratch_root_of(ws->req, path);
-    if (!root) {
+    const char *needed = root && strcmp(root, "/") == 0 ? blocked_by(ws->req, path) : NULL;
+    if (!root || needed) {
         free(data);
-        return BAD("files[\"%.200s\"]: %s is outside the places the function can write (the workdir %s, /tmp, "
-                   "/dev/shm and mounts)", key, path, ws->req->workdir);
+        return root ? BAD("files[\"%.200s\"]: %s would stand where the directory %s must be", key, path, needed)
+                    : BAD("files[\"%.200s\"]: %s is in a read-only system directory (/usr, /etc, /proc, /dev, "
+                          "/.fnbox and the like); files may go anywhere else", key, path);
     }
     fb_sandbox_file *f = &ws->user_files[ws->nuser];
     char *p = strdup(path);
@@ -181,11 +201,31 @@ static int open_mounts(fb_workspace *ws, const fb_sandbox_limits *lim, fb_error 
     return 0;
 }
 
+/* The root's scratch area starts with what the sandbox puts there itself: the system entries (the
+ * merged-usr links among them), /tmp, the workdir and the mount points with their parents. None of it is
+ * the function's change. */
+static int baseline_root_area(fb_workspace *ws, fb_error *err)
+{
+    const char *const *reserved;
+    size_t n = fb_sandbox_reserved_roots(&reserved);
+    for (size_t i = 0; i < n; i++)
+        if (fb_baseline_add(&ws->baseline, "/", reserved[i], true, true, NULL, 0, err) < 0)
+            return -1;
+    if (fb_baseline_add(&ws->baseline, "/", "/tmp", true, true, NULL, 0, err) < 0 ||
+        fb_baseline_add(&ws->baseline, "/", ws->req->workdir, true, true, NULL, 0, err) < 0)
+        return -1;
+    const fb_mount_config *m = mount_of(ws->req);
+    for (size_t i = 0; m && i < m->ndirs; i++)
+        if (fb_baseline_add(&ws->baseline, "/", m->dirs[i].virtual_path, true, true, NULL, 0, err) < 0)
+            return -1;
+    return 0;
+}
+
 int fb_workspace_prepare(fb_workspace *ws, const fb_request *req, const fb_sandbox_limits *lim, fb_error *err)
 {
     memset(ws, 0, sizeof *ws);
     ws->req = req;
-    if (open_mounts(ws, lim, err) < 0 || stage_files(ws, lim, err) < 0)
+    if (open_mounts(ws, lim, err) < 0 || baseline_root_area(ws, err) < 0 || stage_files(ws, lim, err) < 0)
         return -1;
     fb_baseline_seal(&ws->baseline);
     return 0;

@@ -1,4 +1,4 @@
-/* The call's files, around the sandbox run (DESIGN.md: fs/stage -> sandbox -> fs/track -> fs/sync):
+/* The call's files, around the sandbox run (docs/design.md: core/workspace -> sandbox -> fs/track -> fs/sync):
  *   prepare: decode the request's `files`, open every mount's view (fs/mountfs), note what the scratch
  *            space starts with;
  *   attach:  tell the sandbox spec what to place and mount;

@@ -15,8 +15,8 @@
 
 #define TRACK_MAX_FILE ((size_t)1 << 30) /* a tmpfs file larger than this is reported without content */
 
-static int baseline_push(fb_baseline *b, const char *path, bool dir, bool skip, const unsigned char *data,
-                         size_t len, fb_error *err)
+static int baseline_push(fb_baseline *b, const char *area, const char *path, bool dir, bool skip,
+                         const unsigned char *data, size_t len, fb_error *err)
 {
     for (size_t i = 0; i < b->n; i++)
         if (strcmp(b->v[i].path, path) == 0) {
@@ -34,14 +34,14 @@ static int baseline_push(fb_baseline *b, const char *path, bool dir, bool skip, 
     char *p = strdup(path);
     if (!p)
         return fb_set_error(err, "OutOfMemory", ENOMEM, "workspace baseline");
-    b->v[b->n++] = (fb_baseline_entry){.path = p, .dir = dir, .skip = skip, .data = data, .len = len};
+    b->v[b->n++] = (fb_baseline_entry){.path = p, .area = area, .dir = dir, .skip = skip, .data = data, .len = len};
     return 0;
 }
 
 int fb_baseline_add(fb_baseline *b, const char *root, const char *path, bool dir, bool skip,
                     const unsigned char *data, size_t len, fb_error *err)
 {
-    if (baseline_push(b, path, dir, skip, data, len, err) < 0)
+    if (baseline_push(b, root, path, dir, skip, data, len, err) < 0)
         return -1;
     char buf[PATH_MAX];
     size_t rl = strlen(root);
@@ -49,7 +49,7 @@ int fb_baseline_add(fb_baseline *b, const char *root, const char *path, bool dir
         return fb_set_error(err, "InvalidRequest", ENAMETOOLONG, "path too long: %.64s...", path);
     for (char *slash = strrchr(buf, '/'); slash && (size_t)(slash - buf) > rl; slash = strrchr(buf, '/')) {
         *slash = '\0';
-        if (baseline_push(b, buf, true, false, NULL, 0, err) < 0)
+        if (baseline_push(b, root, buf, true, false, NULL, 0, err) < 0)
             return -1;
     }
     return 0;
@@ -95,7 +95,8 @@ static int open_beneath(int root_fd, const char *rel, int flags)
     if (!*rel)
         return openat(root_fd, ".", flags | O_CLOEXEC);
     struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                                      RESOLVE_NO_XDEV}; /* another area mounted inside is not this walk's */
     return (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof how);
 }
 
@@ -209,7 +210,7 @@ static int walk_dir(walk *w, const char *rel)
             w->budget--;
             char crel[PATH_MAX], vpath[PATH_MAX];
             int a = snprintf(crel, sizeof crel, "%s%s%s", rel, *rel ? "/" : "", name);
-            int b = snprintf(vpath, sizeof vpath, "%s/%s", w->vroot, crel);
+            int b = snprintf(vpath, sizeof vpath, "%s/%s", strcmp(w->vroot, "/") == 0 ? "" : w->vroot, crel);
             if (a > 0 && a < (int)sizeof crel && b > 0 && b < (int)sizeof vpath)
                 rc = visit(w, crel, vpath);
         }
@@ -219,10 +220,11 @@ static int walk_dir(walk *w, const char *rel)
     return rc;
 }
 
+/* Strictly beneath root ("/" holds every other absolute path). */
 static bool under(const char *path, const char *root)
 {
-    size_t n = strlen(root);
-    return strncmp(path, root, n) == 0 && path[n] == '/';
+    size_t n = strcmp(root, "/") == 0 ? 0 : strlen(root);
+    return strncmp(path, root, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
 }
 
 int fb_track_scratch(int root_fd, const char *vroot, const fb_baseline *b, bool with_content, size_t max_entries,
@@ -235,9 +237,11 @@ int fb_track_scratch(int root_fd, const char *vroot, const fb_baseline *b, bool 
     /* what the baseline had and the tree lost */
     for (size_t i = 0; i < b->n; i++) {
         const fb_baseline_entry *e = &b->v[i];
-        if (e->skip || !under(e->path, vroot))
+        /* another area's entries are that area's to answer: "/" holds every path, and once the sandbox is
+         * gone the mounts inside it are too, so /workspace/x looks deleted from the root's side */
+        if (e->skip || strcmp(e->area, vroot) != 0 || !under(e->path, vroot))
             continue;
-        int fd = open_beneath(root_fd, e->path + strlen(vroot) + 1, O_PATH);
+        int fd = open_beneath(root_fd, e->path + (strcmp(vroot, "/") == 0 ? 0 : strlen(vroot)) + 1, O_PATH);
         if (fd >= 0) {
             close(fd);
             continue;

@@ -12,6 +12,7 @@
 
 typedef struct fb_baseline_entry {
     char *path;             /* absolute virtual path */
+    const char *area;       /* the scratch root it was added under (borrowed, as given to fb_baseline_add) */
     bool dir;
     bool skip;              /* a mount point: neither walked nor reported */
     const unsigned char *data; /* a file's starting content (borrowed) */
@@ -24,7 +25,7 @@ typedef struct fb_baseline {
 } fb_baseline;
 
 /* Adds a file (data borrowed: it must outlive the baseline) and its missing parent directories up to
- * (not including) root; or a directory (data NULL, dir true). */
+ * (not including) root, all in root's area (root borrowed too); or a directory (data NULL, dir true). */
 int fb_baseline_add(fb_baseline *b, const char *root, const char *path, bool dir, bool skip,
                     const unsigned char *data, size_t len, fb_error *err);
 void fb_baseline_seal(fb_baseline *b);

@@ -40,6 +40,9 @@ int fb_landlock_apply(const fb_sandbox_spec *spec, fb_error *err);
 int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scratch_fds, size_t *nscratch,
                     fb_error *err);
 int fb_net_loopback_up(fb_error *err);                                 /* [child] */
+/* [child] The program, after fb_userns_lock_mounts: /proc becomes read-only (the root is writable, and
+ * Landlock's rights on it reach beneath /proc). */
+int fb_rootfs_seal_proc(fb_error *err);
 
 /* seccomp.c: compiled in the parent (libseccomp allocates), loaded in the child. */
 typedef struct fb_bpf {

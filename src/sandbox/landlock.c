@@ -1,9 +1,9 @@
 /* Landlock: a second layer over the mount namespace, enforced by the kernel per process and inherited by
  * every child (docs/internals/sandbox.md, "Landlock").
  *
- * The program restricts itself after its root is built and before seccomp: read on the system
- * directories, /proc and the few /dev nodes; every file right on the writable areas (workdir, /tmp,
- * /dev/shm, FUSE mounts: the FUSE server applies the mount's own rules); execute only on the runtime,
+ * The program restricts itself after its root is built and before seccomp: every file right but execute
+ * on the root, which is scratch space (the system overlays, /etc, /.fnbox, /dev and /proc are read-only
+ * mounts; the FUSE server applies a mount's own rules); execute only on the runtime,
  * the ELF interpreter it needs and spec->exec_allow (or everywhere with spec->exec_any). With ABI >= 6 it
  * also may not connect to abstract unix sockets or signal processes outside its domain (init, the host).
  *
@@ -191,7 +191,10 @@ static int add_rules(const ll_ctx *ll, const fb_sandbox_spec *spec)
     static const char *const k_read[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
                                          "/.fnbox", "/proc"};
     const uint64_t write_all = ll->handled & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE;
-    if (allow(ll, "/", LANDLOCK_ACCESS_FS_READ_DIR) < 0)
+    /* The root is the function's scratch space (any path outside the system directories, rootfs.c): every
+     * right but execute beneath it. What must stay read-only is a read-only mount (the system overlays,
+     * /etc, /.fnbox, /dev, /proc sealed by binds, /proc/sys), whose flags the mount lock keeps. */
+    if (allow(ll, "/", write_all) < 0)
         return -1;
     for (size_t i = 0; i < sizeof k_read / sizeof *k_read; i++)
         if (allow(ll, k_read[i], LL_READ) < 0)

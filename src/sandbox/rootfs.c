@@ -1,6 +1,8 @@
-/* The sandbox's filesystem: a fresh tmpfs root holding read-only binds of the system directories, a
- * generated minimal /etc, a fresh /proc, a minimal /dev, size-limited tmpfs /tmp, /dev/shm and
- * workspace, and the harness files under /.fnbox. [child] code: no allocation. */
+/* The sandbox's filesystem: a fresh, size-limited tmpfs root holding per-call read-only overlays of the
+ * system directories, a generated minimal /etc, a fresh /proc, a minimal /dev, size-limited tmpfs /tmp,
+ * /dev/shm and workspace, and the harness files under /.fnbox. /etc, /.fnbox, /dev (and, from the program,
+ * /proc) are sealed read-only; the rest of the root is the function's scratch space. [child] code: no
+ * allocation. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -23,7 +25,14 @@
 #define NEWROOT "/tmp" /* mount point (in our private mount namespace) where the root is assembled */
 #define FAIL(...) fb_set_error(err, "SandboxSetupFailed", errno, __VA_ARGS__)
 
-static const char *const k_system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+#define SYSTEM_DIRS "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"
+static const char *const k_system_dirs[] = {SYSTEM_DIRS};
+/* What the root keeps read-only (fb_sandbox_reserved_path): the system dirs and the root's own system
+ * entries; /.fnbox-none exists in test builds only. */
+static const char *const k_reserved[] = {SYSTEM_DIRS, "/etc", "/proc", "/dev", "/.fnbox", "/.fnbox-none"};
+/* Directories of the root's own tmpfs sealed read-only by a bind over themselves once they are built: the
+ * root stays writable (the function's scratch space), these do not. */
+static const char *const k_sealed[] = {"/etc", "/.fnbox", "/dev"}; /* /proc: fb_rootfs_seal_proc */
 /* Host /etc entries the sandbox sees. Every mount costs set-up and tear-down time on each call, so small
  * files are copied into the root tmpfs and symlinks recreated; only /etc/alternatives (hundreds of links
  * that commands like awk and cc resolve through) is bound. Nothing else of the host's /etc is visible. */
@@ -41,6 +50,42 @@ static const char k_passwd[] = "root:x:0:0:root:/root:/usr/sbin/nologin\n"
 static const char k_group[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
 static const char k_hosts[] = "127.0.0.1\tlocalhost fnbox\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 static const char k_nsswitch[] = "passwd: files\ngroup: files\nhosts: files\n";
+
+static bool at_or_under(const char *path, const char *root)
+{
+    size_t n = strlen(root);
+    return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+bool fb_sandbox_reserved_path(const char *path)
+{
+    if (at_or_under(path, "/dev/shm"))
+        return false;
+    for (size_t i = 0; i < sizeof k_reserved / sizeof *k_reserved; i++)
+        if (at_or_under(path, k_reserved[i]))
+            return true;
+    return false;
+}
+
+size_t fb_sandbox_reserved_roots(const char *const **list)
+{
+    *list = k_reserved;
+    return sizeof k_reserved / sizeof *k_reserved;
+}
+
+size_t fb_sandbox_scratch_areas(const fb_sandbox_spec *spec, const char *out[FB_SANDBOX_MAX_SCRATCH])
+{
+    size_t n = 0;
+    bool in_fuse = false;
+    for (size_t i = 0; i < spec->nfuse; i++)
+        in_fuse = in_fuse || at_or_under(spec->workdir, spec->fuse_paths[i]);
+    if (!in_fuse)
+        out[n++] = spec->workdir;
+    out[n++] = "/tmp";
+    out[n++] = "/dev/shm";
+    out[n++] = "/";
+    return n;
+}
 
 static int path_join(char *out, size_t cap, const char *a, const char *b, fb_error *err)
 {
@@ -291,19 +336,55 @@ static int enter_root(fb_error *err)
         return FAIL("umount old root");
     if (rmdir("/.oldroot") < 0)
         return FAIL("rmdir /.oldroot");
-    if (mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
-        return FAIL("remount / read-only");
+    return 0; /* "/" stays writable: the scratch root (what must not be written was sealed before) */
+}
+
+/* Seals the root's own system entries read-only (k_sealed); the binds are recursive, so /dev's nodes and
+ * /dev/shm, and /proc/sys, keep their own mounts and flags. */
+static int seal_system_entries(fb_error *err)
+{
+    for (size_t i = 0; i < sizeof k_sealed / sizeof *k_sealed; i++) {
+        char dst[64];
+        struct stat st;
+        snprintf(dst, sizeof dst, NEWROOT "%s", k_sealed[i]);
+        if (lstat(dst, &st) < 0 && errno == ENOENT)
+            continue;
+        if (bind_ro(dst, dst, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* /proc is sealed by the program itself, once it has written its own user namespace's maps there
+ * (fb_userns_lock_mounts). The bind is the program's own mount, not a locked one: the capability drop,
+ * seccomp (the mount family) and Landlock (no mount changes) keep it. */
+int fb_rootfs_seal_proc(fb_error *err)
+{
+    if (fb_defence_disabled("rootfs"))
+        return 0;
+    return bind_ro("/proc", "/proc", err);
+}
+
+/* The root's tmpfs: fnbox's own few files (4 MiB, 4096 inodes) plus the function's scratch space, sized like
+ * /tmp. */
+static int mount_root(const fb_sandbox_limits *lim, fb_error *err)
+{
+    char opts[160];
+    snprintf(opts, sizeof opts, "size=%llu,nr_inodes=%llu,mode=0755", (unsigned long long)(lim->tmp_bytes + (4u << 20)),
+             (unsigned long long)(lim->tmpfs_inodes + 4096));
+    if (fb_defence_disabled("tmpfs-size")) /* test builds: the kernel's defaults (half of RAM) */
+        snprintf(opts, sizeof opts, "mode=0755");
+    if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+        return FAIL("mount root tmpfs");
     return 0;
 }
 
 /* The workdir at or under a FUSE mount gets no tmpfs of its own. */
 static bool in_fuse_mount(const fb_sandbox_spec *spec, const char *path)
 {
-    for (size_t i = 0; i < spec->nfuse; i++) {
-        size_t n = strlen(spec->fuse_paths[i]);
-        if (strncmp(spec->fuse_paths[i], path, n) == 0 && (path[n] == '\0' || path[n] == '/'))
+    for (size_t i = 0; i < spec->nfuse; i++)
+        if (at_or_under(path, spec->fuse_paths[i]))
             return true;
-    }
     return false;
 }
 
@@ -386,8 +467,8 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
     int host_tmp = host_tree ? open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         return FAIL("make mounts private");
-    if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,nr_inodes=4096,mode=0755") < 0)
-        return FAIL("mount root tmpfs");
+    if (mount_root(&spec->limits, err) < 0)
+        return -1;
     if (mkdir_p(NEWROOT "/proc", 0555, err) < 0) /* first: the system overlays' empty second layer */
         return -1;
     for (size_t i = 0; i < sizeof k_system_dirs / sizeof *k_system_dirs; i++)
@@ -423,15 +504,19 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
         if (mount_fuse(spec->fuse_paths[i], fuse_fds[i], err) < 0)
             return -1;
     /* test builds: the host's /tmp and /dev/shm are not the call's to track; an empty stand-in is */
-    const char *tmp_scratch = host_tree ? "/.fnbox-none" : "/tmp", *shm_scratch = host_tree ? "/.fnbox-none" : "/dev/shm";
     if (host_tree && (mkdir_p(NEWROOT "/.fnbox-none", 0555, err) < 0))
         return -1;
     if (host_tree)
         host_tree_for_tests();
-    if (spec->keep_scratch && ((!fuse_workdir && open_scratch(spec->workdir, scratch_fds, nscratch, err) < 0) ||
-                               open_scratch(tmp_scratch, scratch_fds, nscratch, err) < 0 ||
-                               open_scratch(shm_scratch, scratch_fds, nscratch, err) < 0))
+    else if (seal_system_entries(err) < 0)
         return -1;
+    const char *areas[FB_SANDBOX_MAX_SCRATCH];
+    size_t nareas = spec->keep_scratch ? fb_sandbox_scratch_areas(spec, areas) : 0;
+    for (size_t i = 0; i < nareas; i++) {
+        bool host_area = host_tree && (strcmp(areas[i], "/tmp") == 0 || strcmp(areas[i], "/dev/shm") == 0);
+        if (open_scratch(host_area ? "/.fnbox-none" : areas[i], scratch_fds, nscratch, err) < 0)
+            return -1;
+    }
     return enter_root(err);
 }
 

@@ -82,7 +82,18 @@ typedef struct fb_sandbox_spec {
 } fb_sandbox_spec;
 
 #define FB_SANDBOX_MAX_FUSE 16
-#define FB_SANDBOX_MAX_SCRATCH 3
+#define FB_SANDBOX_MAX_SCRATCH 4
+
+/* The writable tmpfs areas, in the order of outcome.scratch_*: the workdir (unless it is inside a FUSE
+ * mount), /tmp, /dev/shm, and the root itself ("/": any other path that is not reserved, below). Fills out
+ * and returns how many. [child]-safe. */
+size_t fb_sandbox_scratch_areas(const fb_sandbox_spec *spec, const char *out[FB_SANDBOX_MAX_SCRATCH]);
+/* Whether the absolute, normalized path is at or under what the root keeps read-only: the system
+ * directories (/usr and the merged-usr links), /etc, /proc, /dev (but /dev/shm, a scratch area) and
+ * the harness's /.fnbox. Everything else the function may create: it lands in the root's own tmpfs. */
+bool fb_sandbox_reserved_path(const char *path);
+/* The top-level paths fb_sandbox_reserved_path reserves (a static list). */
+size_t fb_sandbox_reserved_roots(const char *const **list);
 #define FB_SANDBOX_PROXY_PORT 3128 /* the proxy inside: 127.0.0.1:3128 (squid's port, what clients expect) */
 
 typedef struct fb_sandbox_outcome {
@@ -100,7 +111,7 @@ typedef struct fb_sandbox_outcome {
     uint64_t peak_memory_bytes;
     const char *memory_limit_mechanism; /* "cgroup v1", "cgroup v2", "rlimit" (static string) */
     /* With keep_scratch: O_PATH descriptors of the writable tmpfs roots, valid after the call (no process
-     * can change them any more), and their paths inside (workdir unless it is a FUSE mount, /tmp, /dev/shm). */
+     * can change them any more), and their paths inside (fb_sandbox_scratch_areas). */
     int scratch_fd[FB_SANDBOX_MAX_SCRATCH];
     const char *scratch_path[FB_SANDBOX_MAX_SCRATCH];
     size_t nscratch;

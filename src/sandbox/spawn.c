@@ -164,7 +164,7 @@ static __attribute__((noreturn)) void program_main(const child_ctx *c)
         fb_set_error(&err, "SandboxSetupFailed", errno, "announcing the program");
     else if (setsid() < 0)
         fb_set_error(&err, "SandboxSetupFailed", errno, "setsid");
-    else if (fb_userns_lock_mounts(&err) == 0 && setup_fds(c, &err) == 0 &&
+    else if (fb_userns_lock_mounts(&err) == 0 && fb_rootfs_seal_proc(&err) == 0 && setup_fds(c, &err) == 0 &&
              fb_rlimits_apply(&spec->limits, c->memory_by_cgroup, c->pids_by_cgroup, &err) == 0 &&
              fb_landlock_apply(spec, &err) == 0 && fb_caps_drop_all(&err) == 0 &&
              fb_seccomp_load(c->bpf, &err) == 0) {
@@ -481,13 +481,8 @@ static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sand
     int fds[MAX_PASSED_FDS];
     size_t n = 0;
     /* the order in which fb_rootfs_build opens them */
-    const char *scratch_paths[FB_SANDBOX_MAX_SCRATCH] = {spec->workdir, "/tmp", "/dev/shm"};
-    for (size_t i = 0; i < spec->nfuse; i++)
-        if (strncmp(spec->fuse_paths[i], spec->workdir, strlen(spec->fuse_paths[i])) == 0 &&
-            (spec->workdir[strlen(spec->fuse_paths[i])] == '\0' || spec->workdir[strlen(spec->fuse_paths[i])] == '/')) {
-            scratch_paths[0] = "/tmp";
-            scratch_paths[1] = "/dev/shm";
-        }
+    const char *scratch_paths[FB_SANDBOX_MAX_SCRATCH];
+    size_t nareas = fb_sandbox_scratch_areas(spec, scratch_paths);
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
         if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
             n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -507,7 +502,7 @@ static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sand
                 rc = -1; /* the callee owns fds[i] either way */
             else if (rc < 0)
                 close(fds[i]);
-        } else if (out->nscratch < FB_SANDBOX_MAX_SCRATCH) {
+        } else if (out->nscratch < nareas) {
             out->scratch_path[out->nscratch] = scratch_paths[out->nscratch];
             out->scratch_fd[out->nscratch++] = fds[i];
         } else {

@@ -92,7 +92,7 @@ def test_javascript_sees_files_too():
 def test_bad_files_are_refused_naming_the_field():
     cases = [
         ({"../escape.txt": "x"}, "files[\"../escape.txt\"]"),
-        ({"/etc/passwd": "x"}, "outside the places"),
+        ({"/etc/passwd": "x"}, "files[\"/etc/passwd\"]: /etc/passwd is in a read-only system directory"),
         ({"a.txt": 42}, "files[\"a.txt\"]: must be a string"),
         ({"a.bin": {"base64": "!!!"}}, "base64"),
         ({"bad\nname": "x"}, "control characters"),

@@ -1,6 +1,7 @@
-"""Defence: read-only bind mounts of the system dirs, a read-only sandbox root, and a private /tmp
-(fresh tmpfs). Writes to /usr, /etc, /, /bin, /proc/sys are refused; a write to /tmp stays inside the
-sandbox and never appears on the host; only the workspace is writable."""
+"""Defence: read-only overlays of the system dirs, read-only /etc, /dev, /proc and /.fnbox in a root that is
+the call's own tmpfs, and a private /tmp (fresh tmpfs). Writes to /usr, /etc, /bin, /proc/sys are refused;
+a write to /tmp or to any other path (/, /var, /root: the root's scratch space, as the seed allows) stays
+inside the sandbox, is reported as the call's change and never appears on the host."""
 import os
 import secrets
 
@@ -12,21 +13,27 @@ WRITER = per_path_probe("with open(p, 'w') as fh:\n"
                         "out[p] = 'WROTE'\n",
                         "fs.writeFileSync(p, 'pwned'); out[p] = 'WROTE';")
 
-MUST_FAIL_DIRS = ["/usr", "/usr/bin", "/usr/lib", "/etc", "/", "/bin", "/lib", "/var", "/root", "/.fnbox"]
+MUST_FAIL_DIRS = ["/usr", "/usr/bin", "/usr/lib", "/etc", "/bin", "/lib", "/lib64", "/.fnbox", "/dev"]
+SCRATCH_DIRS = ["/", "/var", "/root"]  # the root's own tmpfs: writable inside, never the host's
 
 
 def test_writes_outside_workspace(lang):
     tok = "fnbox-write-" + secrets.token_hex(6)
     must_fail = [os.path.join(d, tok) for d in MUST_FAIL_DIRS]
     must_fail += ["/proc/sys/kernel/hostname", "/proc/sysrq-trigger", "/sys/kernel/" + tok]
-    private = ["/tmp/" + tok]
+    private = ["/tmp/" + tok] + [os.path.join(d, tok) for d in SCRATCH_DIRS if d != "/"] + ["/" + tok]
     allowed = ["/workspace/" + tok]
-    host_paths = [os.path.join(d, tok) for d in MUST_FAIL_DIRS] + ["/tmp/" + tok]
+    host_paths = [os.path.join(d, tok) for d in MUST_FAIL_DIRS + SCRATCH_DIRS] + ["/tmp/" + tok]
     try:
-        got = ok(call(req(lang, WRITER[lang], "f", [must_fail + private + allowed])))
+        res = call(req(lang, WRITER[lang], "f", [must_fail + private + allowed]))
+        got = ok(res)
         wrote = [p for p in must_fail if got.get(p) == "WROTE"]
-        assert not wrote, f"writes outside the workspace succeeded inside the sandbox: {wrote}"
+        assert not wrote, f"writes to system directories succeeded inside the sandbox: {wrote}"
         assert got[allowed[0]] == "WROTE", f"the workspace must be writable: {describe(got)}"
+        # /var and /root do not exist in the root: the writer does not create directories, so only "/" works
+        assert got["/" + tok] == "WROTE", f"the root's scratch space must be writable: {describe(got)}"
+        created = {c["path"] for c in res.result["files"]["created"]}
+        assert {"/" + tok, "/tmp/" + tok, allowed[0]} <= created, describe(res.result["files"])
         leaked = [p for p in host_paths if os.path.lexists(p)]
         assert not leaked, f"sandbox writes reached the host: {leaked}"
     finally:
