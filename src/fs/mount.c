@@ -280,7 +280,9 @@ static int parse_security(const json_t *sec, const char *field, fb_mount_config 
 
 int fb_mount_config_parse(const json_t *mount, const char *field, fb_mount_config *out, fb_error *err)
 {
-    *out = (fb_mount_config){.load = FB_LOAD_LAZY, .sync = FB_SYNC_BATCH, .on_error = FB_ON_ERROR_ROLLBACK,
+    /* No sync section, or one without a mode, is manual: like the seed, fnbox writes to the host only when
+     * the request asks for it with sync.mode "batch" (issue 11). */
+    *out = (fb_mount_config){.load = FB_LOAD_LAZY, .sync = FB_SYNC_MANUAL, .on_error = FB_ON_ERROR_ROLLBACK,
                              .symlinks = FB_SYMLINKS_NO, .on_denied = FB_DENIED_THROW};
     if (!field)
         field = "mount";

@@ -31,7 +31,7 @@ typedef struct fb_mount_config {
     size_t ninclude;
     uint64_t max_file_size;  /* 0 = no limit */
     uint64_t max_total_size; /* 0 = no limit */
-    fb_sync_mode sync;                 /* default batch */
+    fb_sync_mode sync;                 /* default manual: only sync.mode "batch" writes to the host */
     fb_sync_on_error on_error;         /* default rollback */
     bool sync_on_function_error;       /* sync.onFunctionError == "sync"; default false */
     fb_symlinks symlinks;              /* security.followSymlinks; default false */

@@ -116,7 +116,8 @@ static json_t *call(const char *dir, host *h, bool allow_abort)
     char request[2048];
     snprintf(request, sizeof request,
              "{\"language\":\"python\",\"code\":%s,\"mount\":{\"dirs\":{\"/data\":\"%s\"},"
-             "\"permissions\":{\"rules\":[{\"pattern\":\"out/**\",\"allow\":[\"create\",\"modify\"]}]}}}",
+             "\"permissions\":{\"rules\":[{\"pattern\":\"out/**\",\"allow\":[\"create\",\"modify\"]}]},"
+             "\"sync\":{\"mode\":\"batch\"}}}",
              code_json, dir);
     free(code_json);
     h->caller = pthread_self();

@@ -85,7 +85,7 @@ static void test_defaults(void **state)
     assert_int_equal(m.ninclude, 0);
     assert_int_equal(m.max_file_size, 0);
     assert_int_equal(m.max_total_size, 0);
-    assert_int_equal(m.sync, FB_SYNC_BATCH);
+    assert_int_equal(m.sync, FB_SYNC_MANUAL); /* no sync section: reported, never written (the seed's rule) */
     assert_int_equal(m.on_error, FB_ON_ERROR_ROLLBACK);
     assert_false(m.sync_on_function_error);
     assert_int_equal(m.symlinks, FB_SYMLINKS_NO);
@@ -149,6 +149,8 @@ static void test_enum_values(void **state)
         {"{\"dirs\": {\"/d\": \"$A\"}, \"loading\": {\"mode\": \"lazy\"}}", 0, FB_LOAD_LAZY},
         {"{\"dirs\": {\"/d\": \"$A\"}, \"loading\": {}}", 0, FB_LOAD_LAZY},
         {"{\"dirs\": {\"/d\": \"$A\"}, \"sync\": {\"mode\": \"batch\"}}", 1, FB_SYNC_BATCH},
+        {"{\"dirs\": {\"/d\": \"$A\"}, \"sync\": {\"onError\": \"continue\"}}", 1, FB_SYNC_MANUAL},
+        {"{\"dirs\": {\"/d\": \"$A\"}, \"sync\": {}}", 1, FB_SYNC_MANUAL},
         {"{\"dirs\": {\"/d\": \"$A\"}, \"sync\": {\"onError\": \"continue\"}}", 2, FB_ON_ERROR_CONTINUE},
         {"{\"dirs\": {\"/d\": \"$A\"}, \"sync\": {\"onError\": \"rollback\"}}", 2, FB_ON_ERROR_ROLLBACK},
         {"{\"dirs\": {\"/d\": \"$A\"}, \"security\": {\"followSymlinks\": true}}", 3, FB_SYMLINKS_YES},

@@ -1,0 +1,108 @@
+"""Seed compatibility (issue 11): fnbox behaves as @isdk/sandbox-executor's README says where the two used to differ.
+
+- A mount without a `sync` section (or one without `sync.mode`) is manual: its changes are reported with their
+  contents, the host is never written (the seed writes only when `sync.mode` is "batch").
+- `includeChanges: false` leaves the result without a `files` key (the seed leaves it undefined); the sync
+  itself still runs on every change. `includeDenied: false` drops `files.denied` and the `permissionDenied`
+  events.
+- `fnbox sync` with a mount that has no `permissions` applies the changes the caller selected (the seed's
+  manual-sync example, verbatim); with `permissions` they are checked, and a sync that wrote nothing because of
+  them says so.
+Every test runs the real interpreters (the `lang` fixture: python, javascript, ruby, php) through the CLI."""
+import json
+import os
+
+import pytest
+
+from fnboxlib import call, describe, ok, req, run_cli
+
+# Each writes /data/out/new.txt, rewrites /data/keep.txt and removes /data/gone.txt.
+CHANGE_ALL = {
+    "python": ("import os\n"
+               "def f():\n"
+               "    os.makedirs('/data/out', exist_ok=True)\n"
+               "    open('/data/out/new.txt', 'w').write('new by python')\n"
+               "    open('/data/keep.txt', 'w').write('changed')\n"
+               "    os.remove('/data/gone.txt')\n"
+               "    return 'done'\n"),
+    "javascript": ("const fs = require('fs');\n"
+                   "function f() {\n"
+                   "  fs.mkdirSync('/data/out', { recursive: true });\n"
+                   "  fs.writeFileSync('/data/out/new.txt', 'new by javascript');\n"
+                   "  fs.writeFileSync('/data/keep.txt', 'changed');\n"
+                   "  fs.unlinkSync('/data/gone.txt');\n"
+                   "  return 'done';\n"
+                   "}\n"),
+    "ruby": ("require 'fileutils'\n"
+             "def f\n"
+             "  FileUtils.mkdir_p('/data/out')\n"
+             "  File.write('/data/out/new.txt', 'new by ruby')\n"
+             "  File.write('/data/keep.txt', 'changed')\n"
+             "  File.delete('/data/gone.txt')\n"
+             "  'done'\n"
+             "end\n"),
+    "php": ("function f() {\n"
+            "  if (!is_dir('/data/out')) mkdir('/data/out');\n"
+            "  file_put_contents('/data/out/new.txt', 'new by php');\n"
+            "  file_put_contents('/data/keep.txt', 'changed');\n"
+            "  unlink('/data/gone.txt');\n"
+            "  return 'done';\n"
+            "}\n"),
+}
+
+ALLOW_ALL = {"default": {"read": True, "list": True, "create": True, "modify": True, "delete": True}}
+
+
+@pytest.fixture(name="host")
+def host_fixture(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "keep.txt").write_text("original")
+    (data / "gone.txt").write_text("still here")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(data, 0o755)
+    for p in data.iterdir():
+        os.chmod(p, 0o644)
+    return data
+
+
+def snapshot(root):
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
+
+
+def changes(res):
+    files = res.result["files"]
+    return ({c["path"]: c.get("content") for c in files["created"]},
+            {c["path"]: c.get("content") for c in files["modified"]},
+            sorted(c["path"] for c in files["deleted"]))
+
+
+# ---- item 8: no `sync` section, no sync ----
+
+@pytest.mark.parametrize("sync", [None, {"onError": "continue"}, {}], ids=["absent", "no-mode", "empty"])
+def test_mount_without_sync_mode_reports_but_never_writes(host, lang, sync):
+    before = snapshot(host)
+    mount = {"dirs": {"/data": str(host)}, "permissions": ALLOW_ALL}
+    if sync is not None:
+        mount["sync"] = sync
+    res = call(req(lang, CHANGE_ALL[lang], "f", [], mount=mount))
+    assert ok(res) == "done"
+    created, modified, deleted = changes(res)
+    # reported with contents, ready for `fnbox sync`
+    assert created == {"/data/out": None, "/data/out/new.txt": f"new by {lang}"}, describe(res.result)
+    assert modified == {"/data/keep.txt": "changed"}, describe(res.result)
+    assert deleted == ["/data/gone.txt"], describe(res.result)
+    # ...and the host untouched: no sync ran, no sync events
+    assert snapshot(host) == before, "a mount without sync.mode \"batch\" wrote to the host"
+    assert "sync" not in res.result, describe(res.result)
+    assert not [e for e in res.result.get("events", []) if e["type"].endswith("Sync") or e["type"] == "syncError"]
+
+
+def test_batch_mode_still_writes(host, lang):
+    mount = {"dirs": {"/data": str(host)}, "permissions": ALLOW_ALL, "sync": {"mode": "batch"}}
+    res = call(req(lang, CHANGE_ALL[lang], "f", [], mount=mount))
+    assert ok(res) == "done"
+    assert res.result["sync"]["success"] is True, describe(res.result)
+    assert (host / "out" / "new.txt").read_text() == f"new by {lang}"
+    assert (host / "keep.txt").read_text() == "changed"
+    assert not (host / "gone.txt").exists()
