@@ -110,7 +110,9 @@ typedef struct fnbox_call_options {
 
 /* Runs one FunctionCallRequest (JSON text of request_len bytes). On return *result is a NUL-terminated
  * ExecutionResult JSON the caller releases with fnbox_free, and *result_len its length.
- * options may be NULL. */
+ * options may be NULL. As in the seed, the result has no `files` key when the request's reporting says
+ * includeChanges false (a batch sync still applies every change; `sync` reports it), and no `files.denied`
+ * nor permissionDenied entries in `events` under includeDenied false (options->event still gets them). */
 FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_call_options *options,
                          char **result, size_t *result_len);
 

@@ -106,3 +106,79 @@ def test_batch_mode_still_writes(host, lang):
     assert (host / "out" / "new.txt").read_text() == f"new by {lang}"
     assert (host / "keep.txt").read_text() == "changed"
     assert not (host / "gone.txt").exists()
+
+
+# ---- item 6: includeChanges / includeDenied false leave their part out of the result ----
+
+WRITE_SCRATCH = {
+    "python": "def f():\n    open('x.txt', 'w').write('x')\n    return 1\n",
+    "javascript": "const fs = require('fs');\nfunction f() { fs.writeFileSync('x.txt', 'x'); return 1; }\n",
+    "ruby": "def f\n  File.write('x.txt', 'x')\n  1\nend\n",
+    "php": "function f() { file_put_contents('x.txt', 'x'); return 1; }\n",
+}
+
+# Each tries to create /data/refused.txt (which the default rules refuse) and returns 'refused'.
+TRY_DENIED = {
+    "python": ("def f():\n"
+               "    try:\n"
+               "        open('/data/refused.txt', 'w').write('no')\n"
+               "        return 'written'\n"
+               "    except PermissionError:\n"
+               "        return 'refused'\n"),
+    "javascript": ("const fs = require('fs');\n"
+                   "function f() {\n"
+                   "  try { fs.writeFileSync('/data/refused.txt', 'no'); return 'written'; }\n"
+                   "  catch (e) { return e.code === 'EACCES' ? 'refused' : e.code; }\n"
+                   "}\n"),
+    "ruby": ("def f\n"
+             "  File.write('/data/refused.txt', 'no')\n"
+             "  'written'\n"
+             "rescue Errno::EACCES\n"
+             "  'refused'\n"
+             "end\n"),
+    "php": ("function f() {\n"
+            "  return @file_put_contents('/data/refused.txt', 'no') === false ? 'refused' : 'written';\n"
+            "}\n"),
+}
+
+
+@pytest.mark.parametrize("shape", ["resultOptions", "options.reporting"])
+def test_include_changes_false_leaves_no_files_key(lang, shape):
+    r = req(lang, WRITE_SCRATCH[lang], "f", [])
+    reporting = {"includeChanges": False}
+    if shape == "resultOptions":
+        r["resultOptions"] = reporting
+    else:
+        r["options"] = {"reporting": reporting}
+    res = call(r)
+    assert ok(res) == 1
+    assert "files" not in res.result, describe(res.result)
+    # the default still reports
+    res = call(req(lang, WRITE_SCRATCH[lang], "f", []))
+    assert [c["path"] for c in res.result["files"]["created"]] == ["/workspace/x.txt"], describe(res.result)
+
+
+def test_include_changes_false_still_syncs_every_change(host, lang):
+    mount = {"dirs": {"/data": str(host)}, "permissions": ALLOW_ALL, "sync": {"mode": "batch"}}
+    res = call(req(lang, CHANGE_ALL[lang], "f", [], mount=mount, resultOptions={"includeChanges": False}))
+    assert ok(res) == "done"
+    assert "files" not in res.result, describe(res.result)
+    assert res.result["sync"]["success"] is True, describe(res.result)
+    assert sorted(res.result["sync"]["synced"]) == ["/data/gone.txt", "/data/keep.txt", "/data/out",
+                                                    "/data/out/new.txt"], describe(res.result)
+    assert (host / "out" / "new.txt").read_text() == f"new by {lang}"
+    assert (host / "keep.txt").read_text() == "changed"
+    assert not (host / "gone.txt").exists()
+
+
+def test_include_denied_false_drops_denials_and_their_events(host, lang):
+    mount = {"dirs": {"/data": str(host)}}  # the default rules: read and list only
+    res = call(req(lang, TRY_DENIED[lang], "f", [], mount=mount))
+    assert ok(res) == "refused"
+    assert res.result["files"]["denied"] == [{"path": "/data/refused.txt", "operation": "create", "rule": "default"}]
+    assert [e["type"] for e in res.result["events"]] == ["permissionDenied"], describe(res.result)
+    res = call(req(lang, TRY_DENIED[lang], "f", [], mount=mount, resultOptions={"includeDenied": False}))
+    assert ok(res) == "refused"
+    assert "denied" not in res.result["files"], describe(res.result)
+    assert not [e for e in res.result.get("events", []) if e["type"] == "permissionDenied"], describe(res.result)
+    assert not (host / "refused.txt").exists()
