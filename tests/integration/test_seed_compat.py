@@ -182,3 +182,97 @@ def test_include_denied_false_drops_denials_and_their_events(host, lang):
     assert "denied" not in res.result["files"], describe(res.result)
     assert not [e for e in res.result.get("events", []) if e["type"] == "permissionDenied"], describe(res.result)
     assert not (host / "refused.txt").exists()
+
+
+# ---- item 9: the seed README's manual-sync example, end to end through `fnbox sync` ----
+
+# The seed's `generate`: a few files in the workspace, of which the caller keeps the .json ones.
+GENERATE = {
+    "python": ("import json\n"
+               "def generate():\n"
+               "    for name in ('a', 'b'):\n"
+               "        with open(f'/workspace/{name}.json', 'w') as f:\n"
+               "            json.dump({'name': name}, f)\n"
+               "    open('/workspace/notes.txt', 'w').write('scratch notes')\n"
+               "    return 'generated'\n"),
+    "javascript": ("const fs = require('fs');\n"
+                   "function generate() {\n"
+                   "  for (const name of ['a', 'b']) fs.writeFileSync(`/workspace/${name}.json`, JSON.stringify({ name }));\n"
+                   "  fs.writeFileSync('/workspace/notes.txt', 'scratch notes');\n"
+                   "  return 'generated';\n"
+                   "}\n"),
+    "ruby": ("require 'json'\n"
+             "def generate\n"
+             "  %w[a b].each { |name| File.write(\"/workspace/#{name}.json\", JSON.generate({ 'name' => name })) }\n"
+             "  File.write('/workspace/notes.txt', 'scratch notes')\n"
+             "  'generated'\n"
+             "end\n"),
+    "php": ("function generate() {\n"
+            "  foreach (['a', 'b'] as $name) file_put_contents(\"/workspace/$name.json\", json_encode(['name' => $name]));\n"
+            "  file_put_contents('/workspace/notes.txt', 'scratch notes');\n"
+            "  return 'generated';\n"
+            "}\n"),
+}
+
+
+def fnbox_sync(payload):
+    proc = run_cli(["sync", "-"], input=json.dumps(payload))
+    assert proc.stdout, proc.stderr.decode(errors="replace")
+    return json.loads(proc.stdout), proc.returncode
+
+
+@pytest.fixture(name="output")
+def output_fixture(tmp_path):
+    out = tmp_path / "output"
+    out.mkdir()
+    os.chmod(tmp_path, 0o755)
+    os.chmod(out, 0o755)
+    return out
+
+
+def generated(lang, output, host_dir=None):
+    """executor.execute({..., mount: {dirs: {'/workspace': './output'}, sync: {mode: 'manual'}}}): the call
+    itself may create files in the mount (the allowAllFs preset; mount permissions default to read and list)."""
+    mount = {"dirs": {"/workspace": host_dir or str(output)}, "sync": {"mode": "manual"}}
+    res = call(req(lang, GENERATE[lang], "generate", [], mount=mount, permissions="allowAllFs"))
+    assert ok(res) == "generated"
+    assert os.listdir(output) == [], "manual sync wrote to the host during the call"
+    return res.result["files"]["created"]
+
+
+def test_seed_manual_sync_example_verbatim(lang, output, monkeypatch):
+    monkeypatch.chdir(output.parent)  # the seed's './output', relative to the caller's directory
+    created = generated(lang, output, "./output")
+    assert sorted(c["path"] for c in created) == ["/workspace/a.json", "/workspace/b.json", "/workspace/notes.txt"]
+    # syncFiles(result.files.created.filter(f => f.path.endsWith('.json')), {dirs: {'/workspace': './output'}})
+    to_sync = [c for c in created if c["path"].endswith(".json")]
+    report, code = fnbox_sync({"changes": to_sync, "mount": {"dirs": {"/workspace": "./output"}}})
+    assert code == 0, report
+    assert report["success"] is True and sorted(report["synced"]) == ["/workspace/a.json", "/workspace/b.json"], report
+    assert report["skipped"] == [] and report["failed"] == [] and report["deniedByPermissions"] == 0, report
+    assert sorted(os.listdir(output)) == ["a.json", "b.json"]
+    assert json.loads((output / "a.json").read_text()) == {"name": "a"}
+    assert json.loads((output / "b.json").read_text()) == {"name": "b"}
+
+
+def test_sync_refused_by_permissions_says_why(lang, output):
+    created = generated(lang, output)
+    to_sync = [c for c in created if c["path"].endswith(".json")]
+    # the same changes, to a mount whose permissions allow reading only: nothing may be written
+    mount = {"dirs": {"/workspace": str(output)}, "permissions": {"default": {"read": True, "list": True}}}
+    report, code = fnbox_sync({"changes": to_sync, "mount": mount})
+    assert code == 0, report  # a refusal is policy, not a failure
+    assert report["synced"] == [] and report["failed"] == [], report
+    assert report["deniedByPermissions"] == 2, report
+    assert report["message"].startswith("nothing was written: the mount's permissions refused all 2 changes"), report
+    for s in report["skipped"]:
+        assert s["rule"] == "default" and s["operation"] == "create", report
+        assert "permission denied: create (mount.permissions, rule default)" == s["reason"], report
+    assert os.listdir(output) == []
+    # a rule that allows some: those are written, the rest named with the rule that refused them
+    mount["permissions"]["rules"] = [{"pattern": "a.json", "allow": ["create"]}]
+    report, code = fnbox_sync({"changes": to_sync, "mount": mount})
+    assert code == 0 and report["synced"] == ["/workspace/a.json"], report
+    assert [(s["path"], s["rule"]) for s in report["skipped"]] == [("/workspace/b.json", "default")], report
+    assert report["deniedByPermissions"] == 1 and report["message"].startswith("1 of 2 changes written"), report
+    assert sorted(os.listdir(output)) == ["a.json"]

@@ -100,6 +100,26 @@ static void test_defaults(void **state)
     json_decref(j);
 }
 
+/* absent_allows_all (fnbox sync, allowAllFs): no permissions is every operation; given ones still decide. */
+static void test_absent_permissions_allow_all(void **state)
+{
+    (void)state;
+    json_t *j = load("{\"dirs\": {\"/data\": \"$A\"}}");
+    fb_mount_config m;
+    fb_error err = {0};
+    assert_int_equal(fb_mount_config_parse_ex(j, "mount", true, &m, &err), 0);
+    for (int op = 0; op < FB_OP_COUNT; op++)
+        assert_true(fb_rules_allows(m.rules, "/data", "x", (fb_op)op, NULL));
+    fb_mount_config_free(&m);
+    json_decref(j);
+    j = load("{\"dirs\": {\"/data\": \"$A\"}, \"permissions\": {\"default\": {\"read\": true}}}");
+    assert_int_equal(fb_mount_config_parse_ex(j, "mount", true, &m, &err), 0);
+    assert_true(fb_rules_allows(m.rules, "/data", "x", FB_OP_READ, NULL));
+    assert_false(fb_rules_allows(m.rules, "/data", "x", FB_OP_CREATE, NULL));
+    fb_mount_config_free(&m);
+    json_decref(j);
+}
+
 static void test_every_field(void **state)
 {
     (void)state;
@@ -339,7 +359,7 @@ int main(void)
         cmocka_unit_test(test_defaults),        cmocka_unit_test(test_every_field),
         cmocka_unit_test(test_enum_values),     cmocka_unit_test(test_relative_host_path),
         cmocka_unit_test(test_bad_inputs),      cmocka_unit_test(test_field_prefix),
-        cmocka_unit_test(test_find),
+        cmocka_unit_test(test_find),            cmocka_unit_test(test_absent_permissions_allow_all),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
