@@ -110,7 +110,9 @@ typedef struct fnbox_call_options {
 
 /* Runs one FunctionCallRequest (JSON text of request_len bytes). On return *result is a NUL-terminated
  * ExecutionResult JSON the caller releases with fnbox_free, and *result_len its length.
- * options may be NULL. */
+ * options may be NULL. As in the seed, the result has no `files` key when the request's reporting says
+ * includeChanges false (a batch sync still applies every change; `sync` reports it), and no `files.denied`
+ * nor permissionDenied entries in `events` under includeDenied false (options->event still gets them). */
 FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_call_options *options,
                          char **result, size_t *result_len);
 
@@ -131,10 +133,12 @@ FNBOX_API int fnbox_infer(const char *request, size_t request_len, const char *f
 /* Applies file changes to host directories, as `fnbox sync` does (docs/internals/sync.md). input is JSON
  * {"changes": [...] | {created, modified, deleted}, "mount": {...as in a call request...}, "onError":
  * "rollback" | "continue" | "abort" (overrides mount.sync.onError)}; each change is {path, type, content,
- * kind|operation, mode?, size?} as a result reports it (content a string, or {"base64": "..."}). Every
- * change is checked against mount.permissions again and written atomically beneath its mount root.
+ * kind|operation, mode?, size?} as a result reports it (content a string, or {"base64": "..."}). The
+ * caller chose the changes: a mount without `permissions` applies every one (the seed's syncFiles); with
+ * `permissions` each is checked against them. Every change is written atomically beneath its mount root.
  * On return *result is the report JSON {success, synced, failed, skipped, notAttempted, rolledBack,
- * undone, onError, details} (plus error {message, type} when the input was refused), released with
+ * undone, onError, details, deniedByPermissions, message} (message: one sentence on what reached the host,
+ * e.g. why nothing did) (plus error {message, type} when the input was refused), released with
  * fnbox_free. Returns FNBOX_OK when every change was synced or skipped by policy; 1 when at least one
  * failed (under "rollback" nothing was kept); FNBOX_INVALID_REQUEST when the input was refused (nothing
  * written; error.message names the field); FNBOX_SANDBOX_FAILED when host files cannot be written safely

@@ -322,18 +322,7 @@ static int parse_mount(json_t *v, const char *name, fb_request *r, fb_error *err
     r->mount = calloc(1, sizeof *r->mount);
     if (!r->mount)
         return fb_set_error(err, "OutOfMemory", ENOMEM, "mount");
-    json_t *perm = json_is_object(v) ? json_object_get(v, "permissions") : NULL;
-    if (!r->permissions.fs_all || (perm && !json_is_null(perm)))
-        return fb_mount_config_parse(v, name, r->mount, err);
-    json_t *copy = json_copy(v);
-    json_t *all = json_pack("{s:{s:b, s:b, s:b, s:b, s:b}}", "default", "read", 1, "list", 1, "create", 1, "modify",
-                            1, "delete", 1);
-    int rc = copy && all && json_object_set(copy, "permissions", all) == 0
-                 ? fb_mount_config_parse(copy, name, r->mount, err)
-                 : OOM("mount");
-    json_decref(copy);
-    json_decref(all);
-    return rc;
+    return fb_mount_config_parse_ex(v, name, r->permissions.fs_all, r->mount, err);
 }
 
 static int parse_options(json_t *root, fb_request *r, fb_error *err)

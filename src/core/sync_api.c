@@ -214,7 +214,9 @@ static int parse_input(const json_t *root, fb_change_list *changes, fb_mount_con
     json_t *m = json_object_get(root, "mount");
     if (!m)
         return BAD("mount: required (the mount the changes go back to, as in the call request)");
-    return fb_mount_config_parse(m, "mount", mount, err);
+    /* The caller picked each change itself (the seed's syncFiles(changes, {dirs})): a mount without
+     * permissions applies them all; one with permissions is checked as in a call. */
+    return fb_mount_config_parse_ex(m, "mount", true, mount, err);
 }
 
 static int finish(json_t *out, const fb_error *e, int rc, char **result, size_t *result_len)

@@ -463,14 +463,13 @@ static void add_skipped(const fb_workspace *ws, json_t *files)
         json_decref(skipped);
 }
 
-int fb_workspace_report(const fb_workspace *ws, json_t *result, fb_error *err)
+static json_t *files_json(const fb_workspace *ws)
 {
     const fb_reporting *rep = &ws->req->reporting;
     json_t *files = json_object();
     json_t *lists[3] = {json_array(), json_array(), json_array()}; /* created, modified, deleted */
-    if (rep->include_changes)
-        for (size_t i = 0; i < ws->changes.n; i++)
-            json_array_append_new(lists[ws->changes.v[i].kind], change_json(&ws->changes.v[i], rep->include_contents));
+    for (size_t i = 0; i < ws->changes.n; i++)
+        json_array_append_new(lists[ws->changes.v[i].kind], change_json(&ws->changes.v[i], rep->include_contents));
     json_object_set_new(files, "created", lists[0]);
     json_object_set_new(files, "modified", lists[1]);
     json_object_set_new(files, "deleted", lists[2]);
@@ -480,7 +479,15 @@ int fb_workspace_report(const fb_workspace *ws, json_t *result, fb_error *err)
     for (size_t i = 0; i < ws->nfs; i++)
         if (fb_mountfs_failure(ws->fs[i]))
             json_object_set_new(files, "error", json_string(fb_mountfs_failure(ws->fs[i])));
-    json_object_set_new(result, "files", files);
+    return files;
+}
+
+int fb_workspace_report(const fb_workspace *ws, json_t *result, fb_error *err)
+{
+    /* includeChanges false: no `files` at all, as the seed leaves it undefined (issue 11); a batch sync
+     * has already run on the full change list, its report is `sync`. */
+    if (ws->req->reporting.include_changes)
+        json_object_set_new(result, "files", files_json(ws));
     if (ws->sync_report)
         json_object_set(result, "sync", ws->sync_report);
     if (json_array_size(ws->events))

@@ -50,7 +50,8 @@ void fb_workspace_attach(fb_workspace *ws, fb_sandbox_spec *spec);
 int fb_workspace_collect(fb_workspace *ws, const fb_sandbox_outcome *out, fb_error *err);
 /* Applies the changes when the mount's sync mode and the call's outcome allow it. */
 int fb_workspace_sync(fb_workspace *ws, bool call_succeeded, fb_error *err);
-/* Adds `files` (and `sync`, `events`) to the result object per the request's reporting options. */
+/* Adds `files` (and `sync`, `events`) to the result object per the request's reporting options: no `files`
+ * at all under includeChanges false, no `files.denied` under includeDenied false. */
 int fb_workspace_report(const fb_workspace *ws, json_t *result, fb_error *err);
 void fb_workspace_free(fb_workspace *ws);
 

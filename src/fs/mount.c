@@ -278,9 +278,24 @@ static int parse_security(const json_t *sec, const char *field, fb_mount_config 
     return 0;
 }
 
+/* The permissions a mount without its own stands for when the caller already chose what may change. */
+static json_t *allow_all_permissions(void)
+{
+    return json_pack("{s:{s:b, s:b, s:b, s:b, s:b}}", "default", "read", 1, "list", 1, "create", 1, "modify", 1,
+                     "delete", 1);
+}
+
 int fb_mount_config_parse(const json_t *mount, const char *field, fb_mount_config *out, fb_error *err)
 {
-    *out = (fb_mount_config){.load = FB_LOAD_LAZY, .sync = FB_SYNC_BATCH, .on_error = FB_ON_ERROR_ROLLBACK,
+    return fb_mount_config_parse_ex(mount, field, false, out, err);
+}
+
+int fb_mount_config_parse_ex(const json_t *mount, const char *field, bool absent_allows_all, fb_mount_config *out,
+                             fb_error *err)
+{
+    /* No sync section, or one without a mode, is manual: like the seed, fnbox writes to the host only when
+     * the request asks for it with sync.mode "batch" (issue 11). */
+    *out = (fb_mount_config){.load = FB_LOAD_LAZY, .sync = FB_SYNC_MANUAL, .on_error = FB_ON_ERROR_ROLLBACK,
                              .symlinks = FB_SYMLINKS_NO, .on_denied = FB_DENIED_THROW};
     if (!field)
         field = "mount";
@@ -289,7 +304,7 @@ int fb_mount_config_parse(const json_t *mount, const char *field, fb_mount_confi
             mount ? fb_json_type_name(mount) : "nothing");
         return -1;
     }
-    json_t *perm, *loading, *sync, *sec;
+    json_t *perm, *loading, *sync, *sec, *all = NULL;
     char pfield[128];
     snprintf(pfield, sizeof pfield, "%s.permissions", field);
     static const char *const denied[] = {"throw", "ignore", "virtual"};
@@ -297,17 +312,20 @@ int fb_mount_config_parse(const json_t *mount, const char *field, fb_mount_confi
     if (check_known(mount, field, k_mount_fields, COUNT(k_mount_fields), err) < 0 ||
         parse_dirs(json_object_get(mount, "dirs"), field, out, err) < 0 ||
         object_field(mount, "permissions", field, &perm, err) < 0 ||
+        (!perm && absent_allows_all && !(perm = all = allow_all_permissions()) && OOM(pfield) < 0) ||
         object_field(mount, "loading", field, &loading, err) < 0 ||
         object_field(mount, "sync", field, &sync, err) < 0 ||
         object_field(mount, "security", field, &sec, err) < 0 ||
         (loading && parse_loading(loading, field, out, err) < 0) || (sync && parse_sync(sync, field, out, err) < 0) ||
         (sec && parse_security(sec, field, out, err) < 0) ||
         enum_field(mount, "onPermissionDenied", field, denied, COUNT(denied), &od, err) < 0 ||
-        /* No permissions: the rule engine's defaults (read and list only). */
+        /* No permissions: the rule engine's defaults (read and list only), or everything (above). */
         fb_rules_parse(perm, pfield, &out->rules, err) < 0) {
+        json_decref(all);
         fb_mount_config_free(out);
         return -1;
     }
+    json_decref(all);
     out->on_denied = (fb_on_denied)od;
     return 0;
 }

@@ -31,7 +31,7 @@ typedef struct fb_mount_config {
     size_t ninclude;
     uint64_t max_file_size;  /* 0 = no limit */
     uint64_t max_total_size; /* 0 = no limit */
-    fb_sync_mode sync;                 /* default batch */
+    fb_sync_mode sync;                 /* default manual: only sync.mode "batch" writes to the host */
     fb_sync_on_error on_error;         /* default rollback */
     bool sync_on_function_error;       /* sync.onFunctionError == "sync"; default false */
     fb_symlinks symlinks;              /* security.followSymlinks; default false */
@@ -42,6 +42,10 @@ typedef struct fb_mount_config {
  * against the current directory; each must be an existing directory. Strict: unknown fields, wrong types,
  * bad enum values, overlapping or system virtual paths are errors naming the field. */
 int fb_mount_config_parse(const json_t *mount, const char *field, fb_mount_config *out, fb_error *err);
+/* The same; absent_allows_all: a mount without `permissions` allows every operation instead of read and
+ * list only (the allowAllFs preset; `fnbox sync`, whose caller picked each change itself). */
+int fb_mount_config_parse_ex(const json_t *mount, const char *field, bool absent_allows_all, fb_mount_config *out,
+                             fb_error *err);
 void fb_mount_config_free(fb_mount_config *m);
 
 /* The mount whose virtual root is vpath or an ancestor of it; *rel gets the path relative to that root

@@ -561,8 +561,8 @@ static int apply_one(ctx *c, const fb_change *ch, size_t idx, const fb_sync_opti
     if (!fb_rules_allows(c->m->rules, d->virtual_path, rel, op, &rule)) {
         if (pfd >= 0)
             close(pfd);
-        return item_skip(it, rule ? rule : "default", "permission denied: %s (rule %s)", fb_op_name(op),
-                         rule ? rule : "default");
+        return item_skip(it, rule ? rule : "default", "permission denied: %s (mount.permissions, rule %s)",
+                         fb_op_name(op), rule ? rule : "default");
     }
     if (opt && opt->check) {
         char why[256] = "", host_rule[sizeof why + 16];
@@ -848,6 +848,40 @@ static int push(json_t *arr, json_t *v)
     return v && json_array_append_new(arr, v) == 0 ? 0 : -1;
 }
 
+/* Skipped because a permission rule or the host's callback refused it (the only skips with a rule). */
+static size_t denied_count(const fb_sync_report *rep)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rep->n; i++)
+        n += rep->items[i].state == FB_SYNC_ITEM_SKIPPED && rep->items[i].rule;
+    return n;
+}
+
+/* One sentence on what reached the host, so a report with an empty `synced` always says why. */
+static json_t *summary(const fb_sync_report *rep)
+{
+    size_t denied = denied_count(rep), kept = rep->synced;
+    char *s = NULL;
+    int rc;
+    if (rep->n == 0)
+        rc = asprintf(&s, "nothing to sync: no changes were given");
+    else if (rep->rolled_back)
+        rc = asprintf(&s, "nothing was kept: a change failed and the sync was rolled back (see failed)");
+    else if (kept == 0 && denied == rep->n)
+        rc = asprintf(&s, "nothing was written: the mount's permissions refused all %zu change%s (each is in "
+                          "skipped with the rule that decided)", rep->n, rep->n == 1 ? "" : "s");
+    else if (kept == 0 && denied > 0)
+        rc = asprintf(&s, "nothing was written: the mount's permissions refused %zu of %zu changes (see skipped), "
+                          "%zu failed, %zu skipped for other reasons", denied, rep->n, rep->failed,
+                      rep->skipped - denied);
+    else
+        rc = asprintf(&s, "%zu of %zu change%s written to the host%s", kept, rep->n, rep->n == 1 ? "" : "s",
+                      kept == rep->n ? "" : " (the others are in skipped, failed or notAttempted, each with why)");
+    json_t *v = rc < 0 ? NULL : json_string(s);
+    free(s);
+    return v;
+}
+
 json_t *fb_sync_report_json(const fb_sync_report *rep)
 {
     json_t *o = json_object();
@@ -885,7 +919,9 @@ json_t *fb_sync_report_json(const fb_sync_report *rep)
         case FB_SYNC_ITEM_SKIPPED: {
             json_t *s = json_object();
             bad |= !s || put(s, "path", text(it->path)) | put(s, "reason", text(it->reason)) |
-                             (it->rule ? put(s, "rule", text(it->rule)) : 0) | push(skipped, s);
+                             (it->rule ? put(s, "rule", text(it->rule)) : 0) |
+                             (it->rule && it->operation ? put(s, "operation", json_string(it->operation)) : 0) |
+                             push(skipped, s);
             break;
         }
         }
@@ -896,7 +932,9 @@ json_t *fb_sync_report_json(const fb_sync_report *rep)
                put(o, "skipped", json_incref(skipped)) | put(o, "notAttempted", json_incref(na)) |
                put(o, "rolledBack", json_boolean(rep->rolled_back)) | put(o, "undone", json_incref(undone)) |
                put(o, "onError", json_string(fb_sync_on_error_name(rep->on_error))) |
-               put(o, "details", json_incref(details));
+               put(o, "details", json_incref(details)) |
+               put(o, "deniedByPermissions", json_integer((json_int_t)denied_count(rep))) |
+               put(o, "message", summary(rep));
     json_decref(synced);
     json_decref(failed);
     json_decref(skipped);

@@ -32,7 +32,8 @@ def seed_mount(root, **extra):
     m = {"dirs": {"/data": str(root)},
          "permissions": {"default": {"read": True, "list": True},
                          "rules": [{"pattern": "output/**", "allow": ["create", "modify"]}],
-                         "exclude": ["node_modules", ".git"]}}
+                         "exclude": ["node_modules", ".git"]},
+         "sync": {"mode": "batch"}}  # absent sync is manual (the seed's rule): say batch to write back
     m.update(extra)
     return m
 
@@ -191,7 +192,8 @@ def test_rename_inside_mount(project):
 
 
 def test_mount_as_workdir_with_relative_paths(project):
-    m = {"dirs": {"/workspace": str(project)}, "permissions": {"default": {"create": True}}}
+    m = {"dirs": {"/workspace": str(project)}, "permissions": {"default": {"create": True}},
+         "sync": {"mode": "batch"}}
     code = "import os\ndef f():\n    open('made.txt', 'w').write('here')\n    return os.getcwd()\n"
     res = call(req("python", code, "f", mount=m))
     assert ok(res) == "/workspace"

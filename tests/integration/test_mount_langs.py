@@ -131,7 +131,8 @@ def mount_of(root):
     return {"dirs": {"/data": str(root)},
             "permissions": {"default": {"read": True, "list": True},
                             "rules": [{"pattern": "output/**", "allow": ["create", "modify"]}],
-                            "exclude": ["node_modules", ".git"]}}
+                            "exclude": ["node_modules", ".git"]},
+            "sync": {"mode": "batch"}}  # absent sync is manual (the seed's rule): say batch to write back
 
 
 def snapshot(root):

@@ -231,7 +231,7 @@ WRITE_FILE = "def f():\n    open('/data/new.txt', 'w').write('made')\n    return
 
 
 def test_allow_all_fs_makes_mounts_writable(tmp_path):
-    mount = {"dirs": {"/data": str(tmp_path)}}
+    mount = {"dirs": {"/data": str(tmp_path)}, "sync": {"mode": "batch"}}
     # default mount rights: read and list only
     res = call(req("python", WRITE_FILE, "f", [], mount=mount))
     assert res.result["status"] == "error" and res.result["error"]["type"] == "PermissionError", describe(res.result)
@@ -243,7 +243,8 @@ def test_allow_all_fs_makes_mounts_writable(tmp_path):
 
 
 def test_mount_permissions_override_allow_all_fs(tmp_path):
-    mount = {"dirs": {"/data": str(tmp_path)}, "permissions": {"default": {"read": True, "list": True}}}
+    mount = {"dirs": {"/data": str(tmp_path)}, "permissions": {"default": {"read": True, "list": True}},
+             "sync": {"mode": "batch"}}
     res = call(req("python", WRITE_FILE, "f", [], mount=mount, permissions="allowAll"))
     assert failed(res)["type"] == "PermissionError", describe(res.result)
     assert not (tmp_path / "new.txt").exists()

@@ -31,7 +31,8 @@ def layout(tmp_path):
 
 
 def mount(data, **extra):
-    m = {"dirs": {"/data": str(data)}, "permissions": {"default": {"create": True, "modify": True, "delete": True}}}
+    m = {"dirs": {"/data": str(data)}, "permissions": {"default": {"create": True, "modify": True, "delete": True}},
+         "sync": {"mode": "batch"}}
     m.update(extra)
     return m
 

@@ -136,7 +136,8 @@ class Layout:
         m = {"dirs": {"/data": self.data},
              "permissions": {"default": {"read": True, "list": True, "create": True, "modify": True,
                                          "delete": True}},
-             "security": {"followSymlinks": follow}}
+             "security": {"followSymlinks": follow},
+             "sync": {"mode": "batch"}}
         m.update(extra)
         return m
 

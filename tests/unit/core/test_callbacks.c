@@ -396,7 +396,7 @@ static json_t *fs_call(const char *dir, const char *on_denied, host *h, size_t s
              "{\"language\":\"python\",\"code\":%s,\"functionName\":\"f\",\"mount\":{\"dirs\":{\"/data\":\"%s\"},"
              "\"permissions\":{\"default\":{\"read\":true,\"list\":true},"
              "\"rules\":[{\"pattern\":\"out/**\",\"allow\":[\"create\",\"modify\"]}]},"
-             "\"onPermissionDenied\":\"%s\"}}", code_json, dir, on_denied);
+             "\"sync\":{\"mode\":\"batch\"},\"onPermissionDenied\":\"%s\"}}", code_json, dir, on_denied);
     json_t *res = run(request, h, size);
     free(code_json);
     return res;

@@ -7,7 +7,9 @@
  *   abort:  ABORT at b.txt with sync_allow_abort: nothing of the sync stays on the host (rollback);
  *           without sync_allow_abort the same answer only skips b.txt;
  *   error:  the callback creates c.txt on the host just before sync writes it: a conflict, reported as
- *           afterSync success 0 with the error, then syncError; rollback leaves the host as before.
+ *           afterSync success 0 with the error, then syncError; rollback leaves the host as before;
+ *   trimmed: includeChanges and includeDenied false: the result has no `files` and no permissionDenied
+ *           event, yet every change is synced and the callback still hears every event.
  * Skipped when this machine cannot run calls (fnbox doctor) or has no /dev/fuse. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -110,14 +112,16 @@ static const char k_code[] =
     "    except PermissionError:\n"
     "        return 'top refused'\n";
 
-static json_t *call(const char *dir, host *h, bool allow_abort)
+/* reporting: extra root fields of the request (",\"resultOptions\":{...}"), or "". */
+static json_t *call_with(const char *dir, host *h, bool allow_abort, const char *reporting)
 {
     char *code_json = fbt_json_quote(k_code);
     char request[2048];
     snprintf(request, sizeof request,
              "{\"language\":\"python\",\"code\":%s,\"mount\":{\"dirs\":{\"/data\":\"%s\"},"
-             "\"permissions\":{\"rules\":[{\"pattern\":\"out/**\",\"allow\":[\"create\",\"modify\"]}]}}}",
-             code_json, dir);
+             "\"permissions\":{\"rules\":[{\"pattern\":\"out/**\",\"allow\":[\"create\",\"modify\"]}]},"
+             "\"sync\":{\"mode\":\"batch\"}}%s}",
+             code_json, dir, reporting);
     free(code_json);
     h->caller = pthread_self();
     fnbox_call_options o = {.size = sizeof o, .cancel_fd = -1, .event = on_event, .event_ctx = h,
@@ -133,6 +137,11 @@ static json_t *call(const char *dir, host *h, bool allow_abort)
     fnbox_free(text);
     assert_false(h->off_thread);
     return res;
+}
+
+static json_t *call(const char *dir, host *h, bool allow_abort)
+{
+    return call_with(dir, h, allow_abort, "");
 }
 
 /* The result's `events` log in the callback's format, to compare with what the callback saw. */
@@ -275,6 +284,31 @@ static void test_sync_error(void **state)
     remove_tree(dir);
 }
 
+static void test_trimmed_reporting(void **state)
+{
+    (void)state;
+    if (!fbt_can_run(true))
+        skip();
+    char dir[] = "/tmp/fnbox-events.XXXXXX";
+    make_tree(dir);
+    host h = {0};
+    json_t *res = call_with(dir, &h, false, ",\"resultOptions\":{\"includeChanges\":false,\"includeDenied\":false}");
+    /* the seed leaves files undefined: no key at all, not an empty summary */
+    assert_null(json_object_get(res, "files"));
+    /* the sync ran on the full change list: its report and the host say so */
+    json_t *synced = json_object_get(json_object_get(res, "sync"), "synced");
+    assert_int_equal(json_array_size(synced), 3);
+    expect_host(dir, "new a", "new b", "new c");
+    /* the result logs no permissionDenied; the host's callback still heard it, first */
+    char logged[4096];
+    log_of(res, logged, sizeof logged);
+    assert_null(strstr(logged, "permissionDenied"));
+    assert_int_equal(strncmp(h.log, "permissionDenied /data/top.txt;", 31), 0);
+    assert_string_equal(h.log + 31, logged);
+    json_decref(res);
+    remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_skip),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_sync_error),
+        cmocka_unit_test(test_trimmed_reporting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,7 +85,7 @@ static void test_defaults(void **state)
     assert_int_equal(m.ninclude, 0);
     assert_int_equal(m.max_file_size, 0);
     assert_int_equal(m.max_total_size, 0);
-    assert_int_equal(m.sync, FB_SYNC_BATCH);
+    assert_int_equal(m.sync, FB_SYNC_MANUAL); /* no sync section: reported, never written (the seed's rule) */
     assert_int_equal(m.on_error, FB_ON_ERROR_ROLLBACK);
     assert_false(m.sync_on_function_error);
     assert_int_equal(m.symlinks, FB_SYMLINKS_NO);
@@ -96,6 +96,26 @@ static void test_defaults(void **state)
     assert_false(fb_rules_allows(m.rules, "/data", "x", FB_OP_CREATE, NULL));
     assert_false(fb_rules_allows(m.rules, "/data", "x", FB_OP_MODIFY, NULL));
     assert_false(fb_rules_allows(m.rules, "/data", "x", FB_OP_DELETE, NULL));
+    fb_mount_config_free(&m);
+    json_decref(j);
+}
+
+/* absent_allows_all (fnbox sync, allowAllFs): no permissions is every operation; given ones still decide. */
+static void test_absent_permissions_allow_all(void **state)
+{
+    (void)state;
+    json_t *j = load("{\"dirs\": {\"/data\": \"$A\"}}");
+    fb_mount_config m;
+    fb_error err = {0};
+    assert_int_equal(fb_mount_config_parse_ex(j, "mount", true, &m, &err), 0);
+    for (int op = 0; op < FB_OP_COUNT; op++)
+        assert_true(fb_rules_allows(m.rules, "/data", "x", (fb_op)op, NULL));
+    fb_mount_config_free(&m);
+    json_decref(j);
+    j = load("{\"dirs\": {\"/data\": \"$A\"}, \"permissions\": {\"default\": {\"read\": true}}}");
+    assert_int_equal(fb_mount_config_parse_ex(j, "mount", true, &m, &err), 0);
+    assert_true(fb_rules_allows(m.rules, "/data", "x", FB_OP_READ, NULL));
+    assert_false(fb_rules_allows(m.rules, "/data", "x", FB_OP_CREATE, NULL));
     fb_mount_config_free(&m);
     json_decref(j);
 }
@@ -149,6 +169,8 @@ static void test_enum_values(void **state)
         {"{\"dirs\": {\"/d\": \"$A\"}, \"loading\": {\"mode\": \"lazy\"}}", 0, FB_LOAD_LAZY},
         {"{\"dirs\": {\"/d\": \"$A\"}, \"loading\": {}}", 0, FB_LOAD_LAZY},
         {"{\"dirs\": {\"/d\": \"$A\"}, \"sync\": {\"mode\": \"batch\"}}", 1, FB_SYNC_BATCH},
+        {"{\"dirs\": {\"/d\": \"$A\"}, \"sync\": {\"onError\": \"continue\"}}", 1, FB_SYNC_MANUAL},
+        {"{\"dirs\": {\"/d\": \"$A\"}, \"sync\": {}}", 1, FB_SYNC_MANUAL},
         {"{\"dirs\": {\"/d\": \"$A\"}, \"sync\": {\"onError\": \"continue\"}}", 2, FB_ON_ERROR_CONTINUE},
         {"{\"dirs\": {\"/d\": \"$A\"}, \"sync\": {\"onError\": \"rollback\"}}", 2, FB_ON_ERROR_ROLLBACK},
         {"{\"dirs\": {\"/d\": \"$A\"}, \"security\": {\"followSymlinks\": true}}", 3, FB_SYMLINKS_YES},
@@ -337,7 +359,7 @@ int main(void)
         cmocka_unit_test(test_defaults),        cmocka_unit_test(test_every_field),
         cmocka_unit_test(test_enum_values),     cmocka_unit_test(test_relative_host_path),
         cmocka_unit_test(test_bad_inputs),      cmocka_unit_test(test_field_prefix),
-        cmocka_unit_test(test_find),
+        cmocka_unit_test(test_find),            cmocka_unit_test(test_absent_permissions_allow_all),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

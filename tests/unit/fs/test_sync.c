@@ -459,6 +459,44 @@ static void test_rules_final_check(void **state)
     assert_false(exists(hp(g_data, "gone.txt")));
     assert_file(hp(g_data, "output/ok.txt"), "ok", 2);
     assert_file(hp(g_data, "edit.txt"), "E", 1);
+    /* the report counts the refusals, names each one's rule and operation, and says what was written */
+    json_t *j = fb_sync_report_json(&rep);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "deniedByPermissions")), 4);
+    json_t *sk = json_array_get(json_object_get(j, "skipped"), 0);
+    assert_string_equal(json_string_value(json_object_get(sk, "rule")), "default");
+    assert_string_equal(json_string_value(json_object_get(sk, "operation")), "create");
+    assert_non_null(strstr(json_string_value(json_object_get(sk, "reason")), "mount.permissions, rule default"));
+    assert_string_equal(json_string_value(json_object_get(j, "message")),
+                        "3 of 7 changes written to the host (the others are in skipped, failed or notAttempted, "
+                        "each with why)");
+    json_decref(j);
+    fb_sync_report_free(&rep);
+    fb_change_list_free(&l);
+    fb_mount_config_free(&m);
+}
+
+/* Nothing written because every change was refused: the report says so in words, not only by an empty list. */
+static void test_all_refused_says_why(void **state)
+{
+    (void)state;
+    fb_mount_config m;
+    mount_cfg(&m, false, "\"permissions\": {\"default\": {\"read\": true}}");
+    fb_change_list l = {0};
+    add(&l, CR, F, "/data/a.txt", "a");
+    add(&l, CR, F, "/data/b.txt", "b");
+    fb_sync_report rep;
+    run(&m, &l, &rep);
+    json_t *j = fb_sync_report_json(&rep);
+    assert_non_null(j);
+    assert_true(json_is_true(json_object_get(j, "success"))); /* a refusal is no failure (exit 0) */
+    assert_int_equal(json_array_size(json_object_get(j, "synced")), 0);
+    assert_int_equal(json_integer_value(json_object_get(j, "deniedByPermissions")), 2);
+    assert_string_equal(json_string_value(json_object_get(j, "message")),
+                        "nothing was written: the mount's permissions refused all 2 changes (each is in skipped "
+                        "with the rule that decided)");
+    assert_false(exists(hp(g_data, "a.txt")));
+    json_decref(j);
     fb_sync_report_free(&rep);
     fb_change_list_free(&l);
     fb_mount_config_free(&m);
@@ -827,6 +865,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_on_error_override, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules_final_check, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_all_refused_says_why, setup, teardown),
         cmocka_unit_test_setup_teardown(test_data_vs_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_symlink_on_host, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_paths, setup, teardown),
