@@ -178,21 +178,60 @@ static bool admitted(fb_mountfs *fs, const char *rel, const struct stat *st)
     return !reason;
 }
 
+/* Under followSymlinks "restricted" the host's links are followed (beneath the root), so a link, or a
+ * path through a linked directory, may land on an excluded entry under another name: it must stay as
+ * hidden as the entry itself. The kernel's own resolution is judged (the file's path read back from
+ * /proc), not a second walk of ours that a changing link could fool. Unknown means hidden. */
+static bool link_to_excluded(const fb_mountfs *fs, const char *rel)
+{
+    if (fs->cfg->symlinks != FB_SYMLINKS_RESTRICTED || !fb_rules_has_excludes(fs->cfg->rules))
+        return false;
+    int fd = lower_open(fs, rel, O_PATH);
+    if (fd < 0)
+        return false; /* absent (or leading out): lower_lstat says so */
+    char proc[48], real[PATH_MAX];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(proc, real, sizeof real - 1);
+    close(fd);
+    if (n < 0)
+        return true;
+    real[n] = '\0';
+    const char *root = fs->dir->host_path;
+    size_t len = strcmp(root, "/") == 0 ? 0 : strlen(root);
+    if (strncmp(real, root, len) != 0 || (real[len] != '/' && real[len] != '\0'))
+        return true;
+    const char *target = real[len] == '/' ? real + len + 1 : "";
+    return *target && fb_rules_excluded(fs->cfg->rules, fs->dir->virtual_path, target, NULL);
+}
+
+/* Whether the host entry at rel is left out of the view by `exclude` (the mount root never is: the
+ * mount point must exist). Decided on the name before the host is asked anything, so an excluded file
+ * is never read, not even stat'ed, and costs no loading budget. */
+static bool excluded(const fb_mountfs *fs, const char *rel)
+{
+    if (!*rel)
+        return false;
+    if (fb_defence_disabled("mountfs-exclude") || fb_defence_disabled("mountfs-rules"))
+        return false; /* test builds: excluded entries visible, their operations still refused */
+    return fb_rules_excluded(fs->cfg->rules, fs->dir->virtual_path, rel, NULL) || link_to_excluded(fs, rel);
+}
+
 /* The host entry at rel as the function sees it: 0 and *st, or -ENOENT. */
 static int lower_visible(fb_mountfs *fs, const char *rel, struct stat *st)
 {
-    if (ov_hides_lower(&fs->ov, rel))
+    if (ov_hides_lower(&fs->ov, rel) || excluded(fs, rel))
         return -ENOENT;
     if (lower_lstat(fs, rel, st) < 0)
         return -ENOENT;
     return admitted(fs, rel, st) ? 0 : -ENOENT;
 }
 
-/* Whether the host has an entry at rel that the view still shows (not deleted or covered in this call). */
+/* Whether the host has an entry at rel that the view still shows (not deleted or covered in this call,
+ * not excluded: what the function cannot see, it cannot delete or modify either). */
 static bool host_has(const fb_mountfs *fs, const char *rel)
 {
     struct stat st;
-    return !ov_hides_lower(&fs->ov, rel) && lower_lstat(fs, rel, &st) == 0;
+    return !ov_hides_lower(&fs->ov, rel) && !excluded(fs, rel) && lower_lstat(fs, rel, &st) == 0;
 }
 
 /* ---- permissions ---- */
@@ -290,6 +329,11 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
     }
     st->st_mode &= S_IFMT | 0777; /* no setuid/setgid/sticky from the host */
     st->st_nlink = S_ISDIR(st->st_mode) ? 2 : 1;
+    if (S_ISDIR(st->st_mode)) { /* a host directory's size counts its entries on tmpfs and btrfs, the
+                                 * excluded ones too: show one that says nothing */
+        st->st_size = 4096;
+        st->st_blocks = 8;
+    }
     fill_owner(st);
     return 0;
 }
@@ -699,8 +743,7 @@ static int fs_mkdir(const char *path, mode_t mode)
 static int remove_entry(fb_mountfs *fs, const char *rel, bool unreported)
 {
     ov_entry *e = ov_find(&fs->ov, rel);
-    struct stat st;
-    bool on_host = !ov_hides_lower(&fs->ov, rel) && lower_lstat(fs, rel, &st) == 0 && (!e || !e->opaque);
+    bool on_host = host_has(fs, rel) && (!e || !e->opaque);
     if (e && e->kind == OV_DIR && e->opaque)
         on_host = true; /* keep covering the host directory deleted before */
     ov_remove(&fs->ov, rel);
@@ -845,7 +888,7 @@ static int fs_rename(const char *from, const char *to, unsigned int flags)
         return 0;
     if (rc == 0 && (rc = copy_up(fs, rfrom, &st, &e)) < 0)
         return rc;
-    bool host_source = !ov_hides_lower(&fs->ov, rfrom) && lower_lstat(fs, rfrom, &st) == 0;
+    bool host_source = host_has(fs, rfrom);
     if ((rc = ov_rename(&fs->ov, rfrom, rto)) < 0)
         return rc;
     e = ov_find(&fs->ov, rto);
@@ -978,7 +1021,7 @@ int fb_mountfs_add_file(fb_mountfs *fs, const char *rel, const void *data, size_
     for (char *slash = strrchr(buf, '/'); slash; slash = strrchr(buf, '/')) {
         *slash = '\0';
         struct stat st;
-        if (ov_find(&fs->ov, buf) || lower_lstat(fs, buf, &st) == 0)
+        if (ov_find(&fs->ov, buf) || (!excluded(fs, buf) && lower_lstat(fs, buf, &st) == 0))
             break;
         ov_entry *d = ov_put(&fs->ov, buf, OV_DIR, 0755);
         if (!d)
@@ -1130,7 +1173,8 @@ int fb_mountfs_changes(fb_mountfs *fs, bool with_content, fb_change_list *out, f
 {
     for (size_t i = 0; i < fs->ov.n; i++) {
         const ov_entry *e = fs->ov.v[i];
-        if (e->unreported || e->ghost || !*e->rel)
+        /* An excluded path is never the host's to change, whatever made the entry (a request file). */
+        if (e->unreported || e->ghost || !*e->rel || excluded(fs, e->rel))
             continue;
         if (change_of(fs, e, with_content, out, err) < 0)
             return -1;
