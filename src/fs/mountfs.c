@@ -236,6 +236,15 @@ static bool host_has(const fb_mountfs *fs, const char *rel)
 
 /* ---- permissions ---- */
 
+/* Whether rel, resolved to an upper entry (resolved == 1), is the function's own at an excluded path: made
+ * there under "virtual" (or a directory under "ignore"), or a request file. Excluded host entries are
+ * never copied up, so reading or listing it back shows nothing of the host; refusing would leave the
+ * function something it made but cannot read. */
+static bool own_excluded(const fb_mountfs *fs, const char *rel, int resolved)
+{
+    return resolved == 1 && excluded(fs, rel);
+}
+
 typedef enum { DENY_NONE, DENY_THROW, DENY_IGNORE, DENY_VIRTUAL } verdict;
 
 /* Whether the host's callback allows op on vpath; when not, *rule gets "callback[: <reason>]". */
@@ -351,8 +360,8 @@ static int fs_access(const char *path, int mask)
     mode_t mode = rc == 1 ? e->mode : st.st_mode;
     const char *rule;
     /* access(2) is a question, not an operation: answer from the rules without recording a denial. */
-    if ((mask & R_OK) && !fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel,
-                                          dir ? FB_OP_LIST : FB_OP_READ, &rule))
+    if ((mask & R_OK) && !own_excluded(fs, rel, rc) &&
+        !fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel, dir ? FB_OP_LIST : FB_OP_READ, &rule))
         return -EACCES;
     if ((mask & W_OK) && !fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel,
                                           dir ? FB_OP_CREATE : FB_OP_MODIFY, &rule))
@@ -408,6 +417,8 @@ static int fs_opendir(const char *path, struct fuse_file_info *fi)
         return rc;
     if (rc == 1 ? e->kind != OV_DIR : !S_ISDIR(st.st_mode))
         return -ENOTDIR;
+    if (own_excluded(fs, rel, rc))
+        return 0;
     return check(fs, rel, FB_OP_LIST) == DENY_NONE ? 0 : -EACCES;
 }
 
@@ -547,7 +558,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
         return -EISDIR;
     int acc = fi->flags & O_ACCMODE;
     bool wants_write = acc != O_RDONLY || (fi->flags & O_TRUNC);
-    if (acc != O_WRONLY && check(fs, rel, FB_OP_READ) != DENY_NONE)
+    if (acc != O_WRONLY && !own_excluded(fs, rel, rc) && check(fs, rel, FB_OP_READ) != DENY_NONE)
         return -EACCES;
     if (!wants_write) {
         if (rc == 1)
