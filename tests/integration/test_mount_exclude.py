@@ -333,3 +333,21 @@ def test_restricted_links_to_excluded_entries_are_hidden(project):
                        "/data/to-secret": "FileNotFoundError", "/data/deps": "FileNotFoundError",
                        "/data/deps/lib/x.js": "FileNotFoundError", "/data/to-visible": "v" * 200}, \
         describe(res.result)
+
+
+def test_deleting_a_directory_never_deletes_what_it_hides(project):
+    """rmtree of a directory holding excluded entries empties it in the view; on the host those entries
+    stay, so the directory cannot go and the sync says so (rolled back: the visible deletions return)."""
+    code = ("import os, shutil\n"
+            "def f():\n"
+            "    shutil.rmtree('/data/a')\n"
+            "    return os.path.exists('/data/a')\n")
+    res = call(req("python", code, "f", mount=mount_of(project, rules=[{"pattern": "**", "allow": "*"}])))
+    assert ok(res) is False, describe(res.result)
+    deleted = sorted(c["path"] for c in res.result["files"]["deleted"])
+    assert deleted == ["/data/a", "/data/a/b", "/data/a/b/visible.txt"], describe(res.result)
+    sync = res.result["sync"]
+    assert sync["success"] is False and [f["path"] for f in sync["failed"]] == ["/data/a/b"], describe(res.result)
+    assert "not empty" in sync["failed"][0]["error"], describe(res.result)
+    assert (project / "a" / "b" / "secret.txt").read_text() == "top secret" * 100
+    assert (project / "a" / "b" / "visible.txt").exists()  # rolled back
