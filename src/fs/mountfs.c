@@ -41,6 +41,7 @@ struct fb_mountfs {
     const fb_mount_config *cfg;
     const fb_mount_dir *dir;
     int root_fd;             /* O_PATH of the host directory */
+    char root_path[PATH_MAX]; /* root_fd's path as /proc/self/fd shows it (link_to_excluded) */
     ov_store ov;             /* the upper layer */
     ov_store decided;        /* loading decisions for host files: mode 1 = admitted, 0 = left out */
     uint64_t admitted_bytes; /* for maxTotalSize */
@@ -178,10 +179,23 @@ static bool admitted(fb_mountfs *fs, const char *rel, const struct stat *st)
     return !reason;
 }
 
+/* The path /proc/self/fd shows for fd, into buf: 0, or -1. */
+static int fd_path(int fd, char *buf, size_t cap)
+{
+    char proc[48];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(proc, buf, cap - 1);
+    if (n < 0 || (size_t)n >= cap - 1)
+        return -1;
+    buf[n] = '\0';
+    return 0;
+}
+
 /* Under followSymlinks "restricted" the host's links are followed (beneath the root), so a link, or a
  * path through a linked directory, may land on an excluded entry under another name: it must stay as
  * hidden as the entry itself. The kernel's own resolution is judged (the file's path read back from
- * /proc), not a second walk of ours that a changing link could fool. Unknown means hidden. */
+ * /proc, against the root's read the same way), not a second walk of ours that a changing link could
+ * fool. Unknown means hidden. */
 static bool link_to_excluded(const fb_mountfs *fs, const char *rel)
 {
     if (fs->cfg->symlinks != FB_SYMLINKS_RESTRICTED || !fb_rules_has_excludes(fs->cfg->rules))
@@ -189,14 +203,12 @@ static bool link_to_excluded(const fb_mountfs *fs, const char *rel)
     int fd = lower_open(fs, rel, O_PATH);
     if (fd < 0)
         return false; /* absent (or leading out): lower_lstat says so */
-    char proc[48], real[PATH_MAX];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(proc, real, sizeof real - 1);
+    char real[PATH_MAX];
+    int rc = fd_path(fd, real, sizeof real);
     close(fd);
-    if (n < 0)
+    if (rc < 0 || !fs->root_path[0])
         return true;
-    real[n] = '\0';
-    const char *root = fs->dir->host_path;
+    const char *root = fs->root_path;
     size_t len = strcmp(root, "/") == 0 ? 0 : strlen(root);
     if (strncmp(real, root, len) != 0 || (real[len] != '/' && real[len] != '\0'))
         return true;
@@ -992,6 +1004,8 @@ int fb_mountfs_open(const fb_mount_config *cfg, const fb_mount_dir *dir, uint64_
                      dir->virtual_path, dir->host_path);
         goto fail;
     }
+    if (fd_path(fs->root_fd, fs->root_path, sizeof fs->root_path) < 0)
+        fs->root_path[0] = '\0'; /* no /proc: restricted mounts with excludes then hide all: fail closed */
     fs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fs->stop_fd < 0) {
         fb_set_error(err, "SandboxSetupFailed", errno, "mount %s: eventfd", dir->virtual_path);
