@@ -1004,8 +1004,9 @@ int fb_mountfs_open(const fb_mount_config *cfg, const fb_mount_dir *dir, uint64_
                      dir->virtual_path, dir->host_path);
         goto fail;
     }
-    if (fd_path(fs->root_fd, fs->root_path, sizeof fs->root_path) < 0)
-        fs->root_path[0] = '\0'; /* no /proc: restricted mounts with excludes then hide all: fail closed */
+    char root[PATH_MAX]; /* no /proc: root_path stays empty and restricted mounts with excludes hide all */
+    if (fd_path(fs->root_fd, root, sizeof root) == 0)
+        memcpy(fs->root_path, root, strlen(root) + 1);
     fs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fs->stop_fd < 0) {
         fb_set_error(err, "SandboxSetupFailed", errno, "mount %s: eventfd", dir->virtual_path);
