@@ -41,6 +41,7 @@ struct fb_mountfs {
     const fb_mount_config *cfg;
     const fb_mount_dir *dir;
     int root_fd;             /* O_PATH of the host directory */
+    char root_path[PATH_MAX]; /* root_fd's path as /proc/self/fd shows it (link_to_excluded) */
     ov_store ov;             /* the upper layer */
     ov_store decided;        /* loading decisions for host files: mode 1 = admitted, 0 = left out */
     uint64_t admitted_bytes; /* for maxTotalSize */
@@ -178,24 +179,83 @@ static bool admitted(fb_mountfs *fs, const char *rel, const struct stat *st)
     return !reason;
 }
 
+/* The path /proc/self/fd shows for fd, into buf: 0, or -1. */
+static int fd_path(int fd, char *buf, size_t cap)
+{
+    char proc[48];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(proc, buf, cap - 1);
+    if (n < 0 || (size_t)n >= cap - 1)
+        return -1;
+    buf[n] = '\0';
+    return 0;
+}
+
+/* Under followSymlinks "restricted" the host's links are followed (beneath the root), so a link, or a
+ * path through a linked directory, may land on an excluded entry under another name: it must stay as
+ * hidden as the entry itself. The kernel's own resolution is judged (the file's path read back from
+ * /proc, against the root's read the same way), not a second walk of ours that a changing link could
+ * fool. Unknown means hidden. */
+static bool link_to_excluded(const fb_mountfs *fs, const char *rel)
+{
+    if (fs->cfg->symlinks != FB_SYMLINKS_RESTRICTED || !fb_rules_has_excludes(fs->cfg->rules))
+        return false;
+    int fd = lower_open(fs, rel, O_PATH);
+    if (fd < 0)
+        return false; /* absent (or leading out): lower_lstat says so */
+    char real[PATH_MAX];
+    int rc = fd_path(fd, real, sizeof real);
+    close(fd);
+    if (rc < 0 || !fs->root_path[0])
+        return true;
+    const char *root = fs->root_path;
+    size_t len = strcmp(root, "/") == 0 ? 0 : strlen(root);
+    if (strncmp(real, root, len) != 0 || (real[len] != '/' && real[len] != '\0'))
+        return true;
+    const char *target = real[len] == '/' ? real + len + 1 : "";
+    return *target && fb_rules_excluded(fs->cfg->rules, fs->dir->virtual_path, target, NULL);
+}
+
+/* Whether the host entry at rel is left out of the view by `exclude` (the mount root never is: the
+ * mount point must exist). Decided on the name before the host is asked anything, so an excluded file
+ * is never read, not even stat'ed, and costs no loading budget. */
+static bool excluded(const fb_mountfs *fs, const char *rel)
+{
+    if (!*rel)
+        return false;
+    if (fb_defence_disabled("mountfs-exclude") || fb_defence_disabled("mountfs-rules"))
+        return false; /* test builds: excluded entries visible, their operations still refused */
+    return fb_rules_excluded(fs->cfg->rules, fs->dir->virtual_path, rel, NULL) || link_to_excluded(fs, rel);
+}
+
 /* The host entry at rel as the function sees it: 0 and *st, or -ENOENT. */
 static int lower_visible(fb_mountfs *fs, const char *rel, struct stat *st)
 {
-    if (ov_hides_lower(&fs->ov, rel))
+    if (ov_hides_lower(&fs->ov, rel) || excluded(fs, rel))
         return -ENOENT;
     if (lower_lstat(fs, rel, st) < 0)
         return -ENOENT;
     return admitted(fs, rel, st) ? 0 : -ENOENT;
 }
 
-/* Whether the host has an entry at rel that the view still shows (not deleted or covered in this call). */
+/* Whether the host has an entry at rel that the view still shows (not deleted or covered in this call,
+ * not excluded: what the function cannot see, it cannot delete or modify either). */
 static bool host_has(const fb_mountfs *fs, const char *rel)
 {
     struct stat st;
-    return !ov_hides_lower(&fs->ov, rel) && lower_lstat(fs, rel, &st) == 0;
+    return !ov_hides_lower(&fs->ov, rel) && !excluded(fs, rel) && lower_lstat(fs, rel, &st) == 0;
 }
 
 /* ---- permissions ---- */
+
+/* Whether rel, resolved to an upper entry (resolved == 1), is the function's own at an excluded path: made
+ * there under "virtual" (or a directory under "ignore"), or a request file. Excluded host entries are
+ * never copied up, so reading or listing it back shows nothing of the host; refusing would leave the
+ * function something it made but cannot read. */
+static bool own_excluded(const fb_mountfs *fs, const char *rel, int resolved)
+{
+    return resolved == 1 && excluded(fs, rel);
+}
 
 typedef enum { DENY_NONE, DENY_THROW, DENY_IGNORE, DENY_VIRTUAL } verdict;
 
@@ -290,6 +350,11 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
     }
     st->st_mode &= S_IFMT | 0777; /* no setuid/setgid/sticky from the host */
     st->st_nlink = S_ISDIR(st->st_mode) ? 2 : 1;
+    if (S_ISDIR(st->st_mode)) { /* a host directory's size counts its entries on tmpfs and btrfs, the
+                                 * excluded ones too: show one that says nothing */
+        st->st_size = 4096;
+        st->st_blocks = 8;
+    }
     fill_owner(st);
     return 0;
 }
@@ -307,8 +372,8 @@ static int fs_access(const char *path, int mask)
     mode_t mode = rc == 1 ? e->mode : st.st_mode;
     const char *rule;
     /* access(2) is a question, not an operation: answer from the rules without recording a denial. */
-    if ((mask & R_OK) && !fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel,
-                                          dir ? FB_OP_LIST : FB_OP_READ, &rule))
+    if ((mask & R_OK) && !own_excluded(fs, rel, rc) &&
+        !fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel, dir ? FB_OP_LIST : FB_OP_READ, &rule))
         return -EACCES;
     if ((mask & W_OK) && !fb_rules_allows(fs->cfg->rules, fs->dir->virtual_path, rel,
                                           dir ? FB_OP_CREATE : FB_OP_MODIFY, &rule))
@@ -364,6 +429,8 @@ static int fs_opendir(const char *path, struct fuse_file_info *fi)
         return rc;
     if (rc == 1 ? e->kind != OV_DIR : !S_ISDIR(st.st_mode))
         return -ENOTDIR;
+    if (own_excluded(fs, rel, rc))
+        return 0;
     return check(fs, rel, FB_OP_LIST) == DENY_NONE ? 0 : -EACCES;
 }
 
@@ -503,7 +570,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
         return -EISDIR;
     int acc = fi->flags & O_ACCMODE;
     bool wants_write = acc != O_RDONLY || (fi->flags & O_TRUNC);
-    if (acc != O_WRONLY && check(fs, rel, FB_OP_READ) != DENY_NONE)
+    if (acc != O_WRONLY && !own_excluded(fs, rel, rc) && check(fs, rel, FB_OP_READ) != DENY_NONE)
         return -EACCES;
     if (!wants_write) {
         if (rc == 1)
@@ -699,8 +766,7 @@ static int fs_mkdir(const char *path, mode_t mode)
 static int remove_entry(fb_mountfs *fs, const char *rel, bool unreported)
 {
     ov_entry *e = ov_find(&fs->ov, rel);
-    struct stat st;
-    bool on_host = !ov_hides_lower(&fs->ov, rel) && lower_lstat(fs, rel, &st) == 0 && (!e || !e->opaque);
+    bool on_host = host_has(fs, rel) && (!e || !e->opaque);
     if (e && e->kind == OV_DIR && e->opaque)
         on_host = true; /* keep covering the host directory deleted before */
     ov_remove(&fs->ov, rel);
@@ -845,7 +911,7 @@ static int fs_rename(const char *from, const char *to, unsigned int flags)
         return 0;
     if (rc == 0 && (rc = copy_up(fs, rfrom, &st, &e)) < 0)
         return rc;
-    bool host_source = !ov_hides_lower(&fs->ov, rfrom) && lower_lstat(fs, rfrom, &st) == 0;
+    bool host_source = host_has(fs, rfrom);
     if ((rc = ov_rename(&fs->ov, rfrom, rto)) < 0)
         return rc;
     e = ov_find(&fs->ov, rto);
@@ -938,6 +1004,9 @@ int fb_mountfs_open(const fb_mount_config *cfg, const fb_mount_dir *dir, uint64_
                      dir->virtual_path, dir->host_path);
         goto fail;
     }
+    char root[PATH_MAX]; /* no /proc: root_path stays empty and restricted mounts with excludes hide all */
+    if (fd_path(fs->root_fd, root, sizeof root) == 0)
+        memcpy(fs->root_path, root, strlen(root) + 1);
     fs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fs->stop_fd < 0) {
         fb_set_error(err, "SandboxSetupFailed", errno, "mount %s: eventfd", dir->virtual_path);
@@ -978,7 +1047,7 @@ int fb_mountfs_add_file(fb_mountfs *fs, const char *rel, const void *data, size_
     for (char *slash = strrchr(buf, '/'); slash; slash = strrchr(buf, '/')) {
         *slash = '\0';
         struct stat st;
-        if (ov_find(&fs->ov, buf) || lower_lstat(fs, buf, &st) == 0)
+        if (ov_find(&fs->ov, buf) || (!excluded(fs, buf) && lower_lstat(fs, buf, &st) == 0))
             break;
         ov_entry *d = ov_put(&fs->ov, buf, OV_DIR, 0755);
         if (!d)
@@ -1130,7 +1199,8 @@ int fb_mountfs_changes(fb_mountfs *fs, bool with_content, fb_change_list *out, f
 {
     for (size_t i = 0; i < fs->ov.n; i++) {
         const ov_entry *e = fs->ov.v[i];
-        if (e->unreported || e->ghost || !*e->rel)
+        /* An excluded path is never the host's to change, whatever made the entry (a request file). */
+        if (e->unreported || e->ghost || !*e->rel || excluded(fs, e->rel))
             continue;
         if (change_of(fs, e, with_content, out, err) < 0)
             return -1;

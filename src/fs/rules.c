@@ -360,6 +360,42 @@ static bool rule_hits(const rule *ru, const char *rel, const char *full)
     return fb_glob_test(ru->glob, subject) || (ru->beneath && fb_glob_test(ru->beneath, subject));
 }
 
+/* The first exclude entry hitting rel (NULL if none); full is the virtual path when any rule is anchored. */
+static const rule *exclude_hit(const fb_rules *r, const char *rel, const char *full)
+{
+    for (size_t i = 0; i < r->nexcludes; i++)
+        if (rule_hits(&r->excludes[i], rel, full))
+            return &r->excludes[i];
+    return NULL;
+}
+
+/* Whether rel can be judged: normalized, and its full virtual path (when a rule needs it) fits full. */
+static bool judgeable(const fb_rules *r, const char *root, const char *rel, char *full, size_t cap)
+{
+    return r && rel && rel[0] != '/' && rel_ok(rel) && (!r->any_anchored || full_path(full, cap, root, rel));
+}
+
+bool fb_rules_has_excludes(const fb_rules *r)
+{
+    return r && r->nexcludes > 0;
+}
+
+bool fb_rules_excluded(const fb_rules *r, const char *virtual_root, const char *rel_path, const char **rule_out)
+{
+    static const char invalid[] = "invalid path";
+    const char *unused;
+    if (!rule_out)
+        rule_out = &unused;
+    char full[MAX_FULL_PATH] = "";
+    if (!judgeable(r, virtual_root, rel_path, full, sizeof full)) {
+        *rule_out = invalid;
+        return true;
+    }
+    const rule *hit = exclude_hit(r, rel_path, full);
+    *rule_out = hit ? hit->desc : NULL;
+    return hit != NULL;
+}
+
 bool fb_rules_allows(const fb_rules *r, const char *virtual_root, const char *rel_path, fb_op op,
                      const char **rule_out)
 {
@@ -368,17 +404,15 @@ bool fb_rules_allows(const fb_rules *r, const char *virtual_root, const char *re
     if (!rule_out)
         rule_out = &unused;
     char full[MAX_FULL_PATH] = "";
-    if (!r || !rel_path || (unsigned)op >= FB_OP_COUNT || rel_path[0] == '/' || !rel_ok(rel_path) ||
-        (r->any_anchored && !full_path(full, sizeof full, virtual_root, rel_path))) {
+    if ((unsigned)op >= FB_OP_COUNT || !judgeable(r, virtual_root, rel_path, full, sizeof full)) {
         *rule_out = invalid;
         return false;
     }
     unsigned bit = 1u << op;
-    for (size_t i = 0; i < r->nexcludes; i++) {
-        if (rule_hits(&r->excludes[i], rel_path, full)) {
-            *rule_out = r->excludes[i].desc;
-            return false;
-        }
+    const rule *hit = exclude_hit(r, rel_path, full);
+    if (hit) {
+        *rule_out = hit->desc;
+        return false;
     }
     for (size_t i = 0; i < r->nrules; i++) {
         const rule *ru = &r->rules[i];

@@ -7,7 +7,7 @@
 // virtual path instead: virtual root + "/" + relative path ("/data/output/a.txt", the root is "/data").
 //
 // Decision, in this order:
-//  1. `exclude` entries, in declaration order, deny every operation. An entry without '/' (or whose only
+//  1. `exclude` entries, in declaration order, deny every operation (and hide: see fb_rules_excluded). An entry without '/' (or whose only
 //     slashes are trailing, `build/`) is a name: it denies a file or directory of that name at any depth
 //     and everything beneath it (`node_modules` denies `a/node_modules/x/y.js`), i.e. `**/E` and
 //     `**/E/**`. An entry with '/' is a pattern from the mount root (or the full virtual path when it
@@ -48,5 +48,14 @@ void fb_rules_free(fb_rules *r);
 // an empty, "." or ".." segment) is denied with the rule `invalid path`.
 bool fb_rules_allows(const fb_rules *r, const char *virtual_root, const char *rel_path, fb_op op,
                      const char **rule_out);
+
+// Whether rel_path is excluded: an `exclude` entry matches it or one of its ancestors. Excluded host
+// entries are not loaded at all (the function cannot see them: ENOENT, absent from listings), as the
+// seed's loader leaves them out; a plain `deny` rule only refuses the operation. rule_out (may be NULL)
+// receives the entry (`exclude "node_modules"`), NULL when not excluded. A path that cannot be judged
+// (not normalized, too long) counts as excluded, with the rule `invalid path`: fail closed.
+bool fb_rules_excluded(const fb_rules *r, const char *virtual_root, const char *rel_path, const char **rule_out);
+/* Whether r has any `exclude` entry. */
+bool fb_rules_has_excludes(const fb_rules *r);
 
 #endif

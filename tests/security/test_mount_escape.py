@@ -1,8 +1,11 @@
 """Host mounts never reach outside the mounted directory: not through host symlinks, `..`, links the
 function makes, hard links, a directory swapped for a symlink during the call, or a process still
-writing after the function returned. Defences: beneath-only host resolution (openat2 RESOLVE_BENEATH /
-RESOLVE_NO_SYMLINKS in fs/mountfs.c and fs/sync.c), link policy in the FUSE server, and sync only after
-every sandboxed process is dead (core/executor.c)."""
+writing after the function returned; and an excluded name cannot be told from an absent one, whatever
+the function tries. Defences: beneath-only host resolution (openat2 RESOLVE_BENEATH / RESOLVE_NO_SYMLINKS
+in fs/mountfs.c and fs/sync.c), link policy in the FUSE server, sync only after every sandboxed process is
+dead (core/executor.c), and excluded host entries left out of the view before any operation is decided
+(`excluded()` in fs/mountfs.c; FNBOX_DISABLE_DEFENCES=mountfs-exclude on a -DFB_DEFENCE_SWITCHES build
+shows the excluded entries again and test_excluded_existence_is_no_oracle fails)."""
 import os
 import threading
 import time
@@ -151,3 +154,84 @@ def test_sync_never_writes_through_a_host_symlink(layout):
     assert not (outside / "new.txt").exists(), "sync wrote through a host symlink"
     assert sorted(os.listdir(outside)) == ["secret.txt"]
     assert res.result["status"] == "success", describe(res.result)
+
+
+# Every way the function can ask about a path, each answer reduced to "ok" or the errno's name (and what a
+# successful stat / listing / read shows, but no times: a parent's mtime moves with any entry, shown or not).
+ORACLE = ("import ctypes, errno, os\n"
+          "libc = ctypes.CDLL(None, use_errno=True)\n"
+          "def ask(fn):\n"
+          "    try:\n"
+          "        r = fn()\n"
+          "    except OSError as e:\n"
+          "        return errno.errorcode.get(e.errno, str(e.errno))\n"
+          "    if isinstance(r, os.stat_result):\n"
+          "        return ['stat', r.st_mode, r.st_size, r.st_nlink, r.st_blocks]\n"
+          "    return r if isinstance(r, (list, str, bool, int)) or r is None else 'ok'\n"
+          "def rename2(a, b, flags):\n"
+          "    if libc.renameat2(-100, a.encode(), -100, b.encode(), flags) != 0:\n"
+          "        e = ctypes.get_errno(); raise OSError(e, os.strerror(e))\n"
+          "def write(p, mode):\n"
+          "    with open(p, mode) as fh: fh.write('probe')\n"
+          "def f(targets):\n"
+          "    open('/data/sub/mine.txt', 'w').write('mine')\n"
+          "    out = []\n"
+          "    for p in targets:\n"
+          "        for name, fn in [\n"
+          "            ('stat', lambda: os.stat(p)), ('lstat', lambda: os.lstat(p)),\n"
+          "            ('access', lambda: os.access(p, os.F_OK)), ('exists', lambda: os.path.exists(p)),\n"
+          "            ('child', lambda: os.stat(p + '/x')), ('list', lambda: sorted(os.listdir(p))),\n"
+          "            ('readlink', lambda: os.readlink(p)), ('xattr', lambda: os.listxattr(p)),\n"
+          "            ('read', lambda: open(p).read()), ('chmod', lambda: os.chmod(p, 0o600)),\n"
+          "            ('utime', lambda: os.utime(p)), ('truncate', lambda: os.truncate(p, 0)),\n"
+          "            ('link-from', lambda: os.link(p, '/data/sub/hard')),\n"
+          "            ('link-to', lambda: os.link('/data/sub/mine.txt', p)),\n"
+          "            ('noreplace', lambda: rename2('/data/sub/mine.txt', p, 1)),\n"
+          "            ('rename-from', lambda: os.rename(p, '/data/sub/moved')),\n"
+          "            ('excl', lambda: write(p, 'x')), ('mkdir', lambda: os.mkdir(p)),\n"
+          "            ('symlink', lambda: os.symlink('mine.txt', p)), ('rename-to', lambda: os.rename('/data/sub/mine.txt', p)),\n"
+          "            ('after', lambda: os.stat(p)), ('unlink', lambda: os.unlink(p)), ('rmdir', lambda: os.rmdir(p)),\n"
+          "            ('parent', lambda: os.stat(os.path.dirname(p))),\n"
+          "            ('siblings', lambda: sorted(os.listdir(os.path.dirname(p)))),\n"
+          "        ]:\n"
+          "            out.append([p, name, ask(fn)])\n"
+          "        if not os.path.exists('/data/sub/mine.txt'): open('/data/sub/mine.txt', 'w').write('mine')\n"
+          "    return out\n")
+
+EXCLUDED = ["/data/sub/.env", "/data/sub/node_modules", "/data/sub/node_modules/pkg",
+            "/data/sub/node_modules/pkg/index.js", "/data/sub/deep/id_rsa"]
+
+
+@pytest.mark.parametrize("mode", ["throw", "ignore", "virtual"])
+def test_excluded_existence_is_no_oracle(tmp_path, mode):
+    """Two host trees, one holding the excluded entries and one without them: whatever the function does
+    (stat, access, open, O_EXCL, mkdir, rename with and without RENAME_NOREPLACE, link, symlink, a child's
+    stat, the parent's size and link count), it sees exactly the same. EEXIST, ENOTDIR or a size that
+    counts the hidden entries would each tell it what the caller excluded."""
+    os.chmod(tmp_path, 0o755)
+    seen = {}
+    for layout in ("present", "absent"):
+        data = tmp_path / layout
+        (data / "sub" / "deep").mkdir(parents=True)
+        if layout == "present":
+            (data / "sub" / "node_modules" / "pkg").mkdir(parents=True)
+            (data / "sub" / "node_modules" / "pkg" / "index.js").write_text(SECRET)
+            (data / "sub" / ".env").write_text(SECRET)
+            (data / "sub" / "deep" / "id_rsa").write_text(SECRET)
+        for dirpath, _, names in os.walk(data):
+            os.chmod(dirpath, 0o755)
+            for name in names:
+                os.chmod(os.path.join(dirpath, name), 0o644)
+        before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+        m = mount(data, onPermissionDenied=mode, security={"followSymlinks": True},
+                  sync={"mode": "batch"})
+        m["permissions"]["exclude"] = [".env", "node_modules", "sub/deep/id_rsa"]
+        res = call(req("python", ORACLE, "f", [EXCLUDED], mount=m))
+        seen[layout] = ok(res)
+        assert SECRET not in str(seen[layout]), describe(res.result)
+        after = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+        after.pop(data / "sub" / "mine.txt", None)  # the function's own, allowed file
+        after.pop(data / "sub" / "moved", None)
+        assert after == before, f"an excluded path changed on the host ({layout})"
+    differ = [(a, b) for a, b in zip(seen["present"], seen["absent"]) if a != b]
+    assert not differ, f"the function can tell excluded entries exist: {differ}"

@@ -1,8 +1,9 @@
 /* Mount permission rules (fs/rules.h): a table of decisions (permissions JSON, virtual root, relative
  * path, operation -> allowed and the deciding rule), covering the decision order (exclude, rules by
  * priority with declaration order breaking ties, default), allow/deny in one rule, "*" lists, exclude by
- * name at any depth and beneath, '/'-anchored patterns and the mount root as ""; then a table of
- * permission objects that must be refused with a message naming the field; then the op name helpers. */
+ * name at any depth and beneath, '/'-anchored patterns and the mount root as ""; then which paths are
+ * excluded (hidden from the view, not merely denied); then a table of permission objects that must be
+ * refused with a message naming the field; then the op name helpers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -246,6 +247,85 @@ static void test_decisions(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* ---- excluded (hidden) paths ---- */
+
+typedef struct excluded_case {
+    const char *perm;
+    const char *root;
+    const char *rel;
+    const char *rule; /* NULL: not excluded */
+} excluded_case;
+
+#define DENYREAD "{\"rules\": [{\"pattern\": \"private/**\", \"deny\": \"*\", \"priority\": 9}]," \
+                 " \"exclude\": [\"node_modules\", \"a/b/secret.txt\"]}"
+
+static const excluded_case excluded_cases[] = {
+    {NULL, "/data", "node_modules", NULL},
+    {"{}", "/data", "x", NULL},
+    {SEED, "/data", "", NULL},                                      /* the root is never a name */
+    {SEED, "/data", "input/a.txt", NULL},
+    {SEED, "/data", "node_modules", "exclude \"node_modules\""},
+    {SEED, "/data", "node_modules/lib/x.js", "exclude \"node_modules\""}, /* beneath */
+    {SEED, "/data", "deep/er/node_modules", "exclude \"node_modules\""},  /* any depth */
+    {SEED, "/data", ".git/config", "exclude \".git\""},
+    {SEED, "/data", "node_modules2", NULL},
+    {SEED, "/data", "my.git", NULL},
+    {EXCL, "/data", "logs/app.log", "exclude \"*.log\""},
+    {EXCL, "/data", "build", "exclude \"build/\""},
+    {EXCL, "/data", "secret/keys/id_rsa", "exclude \"secret/keys\""},
+    {EXCL, "/data", "other/secret/keys", NULL},                     /* a path pattern is from the root */
+    {EXCL, "/data", "abs/x", "exclude \"/data/abs\""},
+    {EXCL, "/other", "abs/x", NULL},
+    {EXCL, "/data", "", NULL},
+    /* a deny-everything rule refuses operations but hides nothing */
+    {DENYREAD, "/data", "private/key", NULL},
+    {DENYREAD, "/data", "a/b/secret.txt", "exclude \"a/b/secret.txt\""},
+    {DENYREAD, "/data", "a/b/visible.txt", NULL},
+    {DENYREAD, "/data", "a/b", NULL},
+    /* paths it cannot judge count as excluded: fail closed */
+    {SEED, "/data", "/input", "invalid path"},
+    {SEED, "/data", "input/../node_modules", "invalid path"},
+    {SEED, "/data", "input//a", "invalid path"},
+};
+
+static void test_excluded(void **state)
+{
+    (void)state;
+    int failed = 0;
+    size_t n = sizeof excluded_cases / sizeof excluded_cases[0];
+    for (size_t i = 0; i < n; i++) {
+        const excluded_case *c = &excluded_cases[i];
+        fb_error err = {0};
+        fb_rules *r = parse_json(c->perm, &err);
+        assert_non_null(r);
+        const char *rule = "unset";
+        bool got = fb_rules_excluded(r, c->root, c->rel, &rule);
+        bool got_no_out = fb_rules_excluded(r, c->root, c->rel, NULL);
+        bool want = c->rule != NULL;
+        if (got != want || got_no_out != want || (want ? !rule || strcmp(rule, c->rule) != 0 : rule != NULL)) {
+            print_message("# FAIL row %zu: %s/%s: want %s, got %s by %s\n", i, c->root, c->rel,
+                          want ? c->rule : "visible", got ? "excluded" : "visible", rule ? rule : "(null)");
+            failed++;
+        }
+        /* an excluded path is denied every operation by the same entry */
+        for (int op = 0; want && c->rel[0] != '/' && op < FB_OP_COUNT; op++) {
+            const char *deny_rule = NULL;
+            if (fb_rules_allows(r, c->root, c->rel, (fb_op)op, &deny_rule) || strcmp(deny_rule, c->rule) != 0) {
+                print_message("# FAIL row %zu: %s not denied by %s\n", i, fb_op_name((fb_op)op), c->rule);
+                failed++;
+            }
+        }
+        assert_int_equal(fb_rules_has_excludes(r), c->perm && strstr(c->perm, "exclude") != NULL);
+        fb_rules_free(r);
+    }
+    assert_false(fb_rules_has_excludes(NULL));
+    const char *rule = NULL;
+    assert_true(fb_rules_excluded(NULL, "/data", "x", &rule)); /* no rules to judge by: fail closed */
+    assert_string_equal(rule, "invalid path");
+    print_message("# %zu excluded rows\n", n);
+    assert_int_equal(failed, 0);
+}
+
 /* ---- parse errors ---- */
 
 typedef struct err_case {
@@ -362,6 +442,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decisions),
+        cmocka_unit_test(test_excluded),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_op_names),
     };
