@@ -1,6 +1,7 @@
 /* Argument normalization: applies a language's calling convention to a request's args + kwargs before any
- * code runs, so that a mismatch that is certain from the signature is reported as an ArgumentError naming
- * the parameter instead of surfacing later as the user's function failing.
+ * code runs, so that a mismatch that is certain from the signature is reported naming the parameter (with
+ * the type the language itself would raise, fb_arg_errors) instead of surfacing later as the user's
+ * function failing somewhere inside.
  *
  * Conventions shared by both languages:
  *  - hole-filling: a JSON null at positional index i whose parameter is named in kwargs takes the keyword's
@@ -11,6 +12,16 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+
+/* A mismatch reported with the language's own type (fb_arg_errors): `types` must be in scope. */
+#define COUNT_ERR(...) fb_set_error(err, fb_arg_error_type(types, true), 0, __VA_ARGS__)
+#define NAME_ERR(...) fb_set_error(err, fb_arg_error_type(types, false), 0, __VA_ARGS__)
+
+const char *fb_arg_error_type(const fb_arg_errors *types, bool count)
+{
+    const char *t = types ? (count ? types->count : types->name) : NULL;
+    return t ? t : "ArgumentError";
+}
 
 static const char *fname(const fb_function_sig *sig)
 {
@@ -85,7 +96,8 @@ static int fill_holes(const fb_function_sig *sig, fb_call_args *ca, bool python)
 }
 
 /* Python: f(*args, **kwargs) with the signature's arity checked. */
-static int normalize_python(const fb_function_sig *sig, fb_call_args *ca, fb_error *err)
+static int normalize_python(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *ca,
+                            fb_error *err)
 {
     size_t npos = 0;
     bool varargs = false, varkw = false;
@@ -99,8 +111,7 @@ static int normalize_python(const fb_function_sig *sig, fb_call_args *ca, fb_err
         return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
     size_t nargs = json_array_size(ca->args);
     if (nargs > npos && !varargs)
-        return fb_set_error(err, "ArgumentError", 0, "too many positional arguments: %s() takes %zu but %zu were given",
-                            fname(sig), npos, nargs);
+        return COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given", fname(sig), npos, nargs);
 
     const char *key;
     json_t *v;
@@ -110,20 +121,17 @@ static int normalize_python(const fb_function_sig *sig, fb_call_args *ca, fb_err
         if (p && p->kind == FB_PARAM_POSITIONAL_ONLY) {
             if (varkw)
                 continue; /* Python binds it to **kwargs */
-            return fb_set_error(err, "ArgumentError", 0,
-                                "%s() got positional-only argument '%s' passed as keyword argument", fname(sig), key);
+            return NAME_ERR("%s() got positional-only argument '%s' passed as keyword argument", fname(sig), key);
         }
         if (p && p->kind == FB_PARAM_POSITIONAL) {
             if (idx < nargs)
-                return fb_set_error(err, "ArgumentError", 0, "%s() got multiple values for parameter '%s'",
-                                    fname(sig), key);
+                return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), key);
             continue;
         }
         if (p && p->kind == FB_PARAM_KEYWORD_ONLY)
             continue;
         if (!varkw) /* unknown, or the name of *args / **kwargs themselves */
-            return fb_set_error(err, "ArgumentError", 0, "%s() got an unexpected keyword argument '%s'",
-                                fname(sig), key);
+            return NAME_ERR("%s() got an unexpected keyword argument '%s'", fname(sig), key);
     }
 
     size_t idx = 0;
@@ -145,8 +153,7 @@ static int normalize_python(const fb_function_sig *sig, fb_call_args *ca, fb_err
             continue; /* *args, **kwargs (and js-only kinds) are never required */
         }
         if (!given && !p->has_default)
-            return fb_set_error(err, "ArgumentError", 0, "%s() missing required argument '%s'", fname(sig),
-                                p->name ? p->name : "?");
+            return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
     }
     return 0;
 }
@@ -214,7 +221,7 @@ oom:
 }
 
 /* JavaScript: kwargs mapped onto named parameters; leftovers become one options object. No arity checks. */
-static int normalize_js(const fb_function_sig *sig, fb_call_args *ca, fb_error *err)
+static int normalize_js(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *ca, fb_error *err)
 {
     if (fill_holes(sig, ca, false) < 0)
         goto oom;
@@ -227,8 +234,7 @@ static int normalize_js(const fb_function_sig *sig, fb_call_args *ca, fb_error *
         if (!js_named(p) || !json_object_get(ca->kwargs, p->name))
             continue;
         if (j < nargs)
-            return fb_set_error(err, "ArgumentError", 0, "%s() got multiple values for parameter '%s'",
-                                fname(sig), p->name);
+            return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), p->name);
         if (j + 1 > newlen)
             newlen = j + 1;
     }
@@ -269,8 +275,8 @@ oom:
     return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
 }
 
-int fb_normalize_args(fb_arg_style style, const fb_function_sig *sig, json_t *args, json_t *kwargs,
-                      fb_call_args *out, fb_error *err)
+int fb_normalize_args(fb_arg_style style, const fb_arg_errors *types, const fb_function_sig *sig, json_t *args,
+                      json_t *kwargs, fb_call_args *out, fb_error *err)
 {
     memset(out, 0, sizeof *out);
     if (args && !json_is_null(args) && !json_is_array(args))
@@ -287,13 +293,13 @@ int fb_normalize_args(fb_arg_style style, const fb_function_sig *sig, json_t *ar
     int r = 0;
     if (style == FB_ARGS_PYTHON) {
         if (sig)
-            r = normalize_python(sig, out, err);
+            r = normalize_python(sig, types, out, err);
     } else if (style == FB_ARGS_RUBY) {
-        r = fb_normalize_ruby(sig, out, err);
+        r = fb_normalize_ruby(sig, types, out, err);
     } else if (style == FB_ARGS_PHP) {
-        r = fb_normalize_php(sig, out, err);
+        r = fb_normalize_php(sig, types, out, err);
     } else if (sig) {
-        r = normalize_js(sig, out, err);
+        r = normalize_js(sig, types, out, err);
     } else if (json_object_size(out->kwargs) > 0) {
         r = place_options(NULL, out, json_array_size(out->args), err);
     }

@@ -147,7 +147,8 @@ int fb_plan_call(const fb_plan_input *in, fb_call_plan *out, fb_error *err)
         fb_set_error(err, "InternalError", 0, "out of memory");
         goto done;
     }
-    if (fb_normalize_args(in->lang->arg_style, name ? sig : NULL, in->args, in->kwargs, &out->args, err) < 0)
+    if (fb_normalize_args(in->lang->arg_style, &in->lang->arg_errors, name ? sig : NULL, in->args, in->kwargs,
+                          &out->args, err) < 0)
         goto done;
     if (in->lang->arg_style == FB_ARGS_JAVASCRIPT && js_bigints(out) < 0) {
         fb_set_error(err, "InternalError", 0, "out of memory");

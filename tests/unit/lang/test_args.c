@@ -165,7 +165,7 @@ static int run_case(const args_case *c, const fb_function_sig *sig, json_t *args
 {
     fb_call_args out;
     memset(&out, 0xAB, sizeof out); /* must be fully initialized by the callee */
-    int r = fb_normalize_args(c->style, sig, args, kwargs, &out, err);
+    int r = fb_normalize_args(c->style, NULL, sig, args, kwargs, &out, err);
     if (r == 0) {
         if (check) {
             expect_json(c->label, "args", c->want_args, out.args);
@@ -226,7 +226,7 @@ static void test_outputs_are_copies(void **state)
     json_t *args = parse("[[1, 2], {\"a\": {\"deep\": true}}]");
     json_t *kwargs = parse("{\"b\": [3]}");
     fb_call_args out;
-    assert_int_equal(fb_normalize_args(JS, &list.funcs[0], args, kwargs, &out, &err), 0);
+    assert_int_equal(fb_normalize_args(JS, NULL, &list.funcs[0], args, kwargs, &out, &err), 0);
     json_array_append_new(json_array_get(out.args, 0), json_integer(9));
     json_object_set_new(json_object_get(json_array_get(out.args, 1), "a"), "deep", json_false());
     json_array_append_new(json_object_get(json_array_get(out.args, 1), "b"), json_integer(4));
@@ -247,13 +247,13 @@ static void test_malformed_inputs(void **state)
     json_t *obj = parse("{}"), *arr = parse("[]"), *null = json_null();
     fb_call_args out;
     fb_error err = {0};
-    assert_int_equal(fb_normalize_args(PY, NULL, obj, NULL, &out, &err), -1);
+    assert_int_equal(fb_normalize_args(PY, NULL, NULL, obj, NULL, &out, &err), -1);
     assert_string_equal(err.type, "InvalidRequest");
     fb_error_clear(&err);
-    assert_int_equal(fb_normalize_args(JS, NULL, NULL, arr, &out, &err), -1);
+    assert_int_equal(fb_normalize_args(JS, NULL, NULL, NULL, arr, &out, &err), -1);
     assert_string_equal(err.type, "InvalidRequest");
     /* JSON null counts as absent */
-    assert_int_equal(fb_normalize_args(JS, NULL, null, null, &out, &err), 0);
+    assert_int_equal(fb_normalize_args(JS, NULL, NULL, null, null, &out, &err), 0);
     expect_json("null inputs", "args", "[]", out.args);
     fb_call_args_free(&out);
     json_decref(obj);
@@ -270,7 +270,7 @@ static void test_hand_built_signatures(void **state)
     json_t *args = parse("[1, 2]");
     fb_call_args out;
     fb_error err = {0};
-    assert_int_equal(fb_normalize_args(PY, &anon, args, NULL, &out, &err), -1);
+    assert_int_equal(fb_normalize_args(PY, NULL, &anon, args, NULL, &out, &err), -1);
     assert_non_null(strstr(err.message, "function() takes 1 but 2 were given"));
     json_decref(args);
 
@@ -280,17 +280,50 @@ static void test_hand_built_signatures(void **state)
     fb_function_sig schema = {.name = "g", .params = js_params, .nparams = 3};
     json_t *kw = parse("{\"x\": 1}");
     args = parse("[1]");
-    assert_int_equal(fb_normalize_args(JS, &schema, args, kw, &out, &err), 0);
+    assert_int_equal(fb_normalize_args(JS, NULL, &schema, args, kw, &out, &err), 0);
     expect_json("schema js", "args", "[1, {\"x\": 1}]", out.args); /* *args is last in JS terms: appended */
     fb_call_args_free(&out);
 
     js_params[1].kind = FB_PARAM_POSITIONAL;
     js_params[1].name = "opts";
-    assert_int_equal(fb_normalize_args(JS, &schema, args, kw, &out, &err), 0);
+    assert_int_equal(fb_normalize_args(JS, NULL, &schema, args, kw, &out, &err), 0);
     expect_json("schema js opts", "args", "[1, {\"x\": 1}]", out.args);
     fb_call_args_free(&out);
     json_decref(args);
     json_decref(kw);
+}
+
+/* A driver's fb_arg_errors decide the type: `count` for arity and missing parameters, `name` for keyword
+ * clashes; without them every mismatch is an ArgumentError (the table above). */
+static void test_language_error_types(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *code, *args, *kwargs, *want_type;
+    } rows[] = {
+        {"def f(a, b): pass", "[1]", "{}", "Count"},
+        {"def f(a): pass", "[1, 2]", "{}", "Count"},
+        {"def f(a, *, k): pass", "[1]", "{}", "Count"},
+        {"def f(a): pass", "[1]", "{\"z\": 1}", "Name"},
+        {"def f(a): pass", "[1]", "{\"a\": 1}", "Name"},
+        {"def f(a, /): pass", "[]", "{\"a\": 1}", "Name"},
+    };
+    const fb_arg_errors types = {.count = "Count", .name = "Name"};
+    const fb_arg_errors half = {.count = "Count", .name = NULL};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        fb_sig_list list = {0};
+        fb_error err = {0};
+        assert_int_equal(fb_infer_python(rows[i].code, strlen(rows[i].code), &list, &err), 0);
+        json_t *args = parse(rows[i].args), *kw = parse(rows[i].kwargs);
+        fb_call_args out;
+        assert_int_equal(fb_normalize_args(PY, &types, &list.funcs[0], args, kw, &out, &err), -1);
+        assert_string_equal(err.type, rows[i].want_type);
+        assert_int_equal(fb_normalize_args(PY, &half, &list.funcs[0], args, kw, &out, &err), -1);
+        assert_string_equal(err.type, strcmp(rows[i].want_type, "Count") == 0 ? "Count" : "ArgumentError");
+        json_decref(args);
+        json_decref(kw);
+        fb_sig_list_free(&list);
+    }
 }
 
 /* ---- allocation failure torture ---- */
@@ -332,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_outputs_are_copies),
         cmocka_unit_test(test_malformed_inputs),
         cmocka_unit_test(test_hand_built_signatures),
+        cmocka_unit_test(test_language_error_types),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,81 @@
+"""Seed compatibility (issue 11), against the real interpreters: argument mismatches raise the language's own
+exception type; Python objects lose their private attributes; a v0.2 `schema.input` places keyword
+arguments by position; functions named `_x` are not picked when no functionName is given."""
+import json
+
+import pytest
+
+from fnboxlib import call, describe, failed, ok, parse_one_result, req, run_cli
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. Argument mismatches: the error type the language itself raises; the message still names the parameter.
+
+TWO = {
+    "python": "def f(a, b):\n    return [a, b]\n",
+    "ruby": "def f(a, b)\n  [a, b]\nend\n",
+    "php": "function f($a, $b) { return [$a, $b]; }\n",
+}
+
+MISMATCHES = [
+    # (lang, args, kwargs, error type, text the message must hold)
+    ("python", [1], None, "TypeError", "missing required argument 'b'"),
+    ("python", [1, 2, 3], None, "TypeError", "too many positional arguments"),
+    ("python", [1, 2], {"zzz": 1}, "TypeError", "unexpected keyword argument 'zzz'"),
+    ("python", [1, 2], {"a": 1}, "TypeError", "multiple values for parameter 'a'"),
+    ("ruby", [1], None, "ArgumentError", "missing required argument 'b'"),
+    ("ruby", [1, 2, 3], None, "ArgumentError", "too many positional arguments"),
+    ("ruby", [1, 2], {"zzz": 1}, "ArgumentError", "unexpected keyword argument 'zzz'"),
+    ("php", [1], None, "ArgumentCountError", "missing required argument 'b'"),
+    ("php", [1, 2], {"a": 1}, "Error", "multiple values for parameter 'a'"),
+]
+
+
+@pytest.mark.parametrize("lang_,args,kwargs,etype,text", MISMATCHES)
+def test_mismatch_raises_the_languages_type(lang_, args, kwargs, etype, text):
+    err = failed(call(req(lang_, TWO[lang_], "f", args, kwargs)))
+    assert err["type"] == etype and text in err["message"], err
+
+
+def test_python_positional_only_by_keyword_is_type_error():
+    err = failed(call(req("python", "def f(a, /):\n    return a\n", "f", [], {"a": 1})))
+    assert err["type"] == "TypeError" and "positional-only argument 'a'" in err["message"], err
+
+
+def test_php_unknown_named_argument_is_error():
+    """PHP: `f(1, 2, x: 3)` throws Error "Unknown named parameter $x". fnbox's convention sends unknown
+    keywords as a trailing array, so this is the case where no parameter is left to take that array."""
+    err = failed(call(req("php", TWO["php"], "f", [1, 2], {"x": 3})))
+    assert err["type"] == "Error" and "'x'" in err["message"], err
+
+
+def test_php_extra_positional_arguments_are_passed():
+    """PHP passes extra positional arguments to a user function without complaint (func_get_args sees them);
+    fnbox does the same instead of refusing the call."""
+    code = "function f($a) { return [$a, func_get_args()]; }\n"
+    assert ok(call(req("php", code, "f", [1, 2, 3]))) == [1, [1, 2, 3]]
+
+
+def test_javascript_accepts_extra_and_missing_arguments():
+    """JavaScript raises nothing for either: extra arguments reach `arguments`, missing ones are undefined."""
+    code = "function f(a, b) { return [a, b === undefined, arguments.length]; }\n"
+    assert ok(call(req("javascript", code, "f", [1, 2, 3]))) == [1, False, 3]
+    assert ok(call(req("javascript", code, "f", [1]))) == [1, True, 1]
+    schema = {"params": [{"name": "a", "required": True}, {"name": "b", "required": True}]}
+    assert ok(call(req("javascript", code, "f", [1], schema=schema))) == [1, True, 1]
+
+
+@pytest.mark.parametrize("lang_,etype", [("python", "TypeError"), ("ruby", "ArgumentError"),
+                                         ("php", "ArgumentCountError")])
+def test_non_strict_schema_mismatch_is_the_languages_type(lang_, etype):
+    """A given schema without `strict`: the call would fail in the language, so its type is reported."""
+    schema = {"params": [{"name": "a", "type": "number"}, {"name": "b", "type": "number"}]}
+    res = call(req(lang_, TWO[lang_], "f", [1], schema=schema))
+    err = failed(res)
+    assert err["type"] == etype and "'b'" in err["message"], err
+
+
+@pytest.mark.parametrize("lang_", ["python", "ruby", "php"])
+def test_strict_schema_mismatch_stays_argument_error(lang_):
+    schema = {"params": [{"name": "a", "type": "number"}, {"name": "b", "type": "number"}], "strict": True}
+    err = failed(call(req(lang_, TWO[lang_], "f", [1], schema=schema)))
+    assert err["type"] == "ArgumentError" and "'b'" in err["message"], err
