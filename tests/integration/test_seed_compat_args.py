@@ -79,3 +79,32 @@ def test_strict_schema_mismatch_stays_argument_error(lang_):
     schema = {"params": [{"name": "a", "type": "number"}, {"name": "b", "type": "number"}], "strict": True}
     err = failed(call(req(lang_, TWO[lang_], "f", [1], schema=schema)))
     assert err["type"] == "ArgumentError" and "'b'" in err["message"], err
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 2. Python objects serialized from __dict__ drop private attributes.
+
+def test_python_object_dict_without_private_attributes():
+    code = ("class Point:\n"
+            "    def __init__(self):\n"
+            "        self.x = 1\n        self.y = 2\n        self._cache = 'secret'\n        self.__mangled = 3\n"
+            "def f():\n    return Point()\n")
+    assert ok(call(req("python", code, "f"))) == {"x": 1, "y": 2}
+
+
+def test_python_slots_object_without_private_attributes():
+    code = ("class P:\n    __slots__ = ('x', '_y')\n"
+            "    def __init__(self):\n        self.x = 1\n        self._y = 2\n"
+            "def f():\n    return P()\n")
+    assert ok(call(req("python", code, "f"))) == {"x": 1}
+
+
+def test_python_to_dict_and_dataclass_keep_what_they_give():
+    """The private-attribute rule is for the __dict__ fallback only: to_dict() and dataclasses are taken as
+    they are."""
+    code = ("import dataclasses\n"
+            "class A:\n    def __init__(self):\n        self._p = 1\n"
+            "    def to_dict(self):\n        return {'_p': self._p}\n"
+            "@dataclasses.dataclass\nclass D:\n    _q: int = 2\n"
+            "def f():\n    return [A(), D()]\n")
+    assert ok(call(req("python", code, "f"))) == [{"_p": 1}, {"_q": 2}]
