@@ -3,6 +3,7 @@
 #ifndef FB_LANG_H
 #define FB_LANG_H
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lang/args.h"
@@ -47,6 +48,9 @@ typedef struct fb_lang_driver {
      * the language's type, as a call in that language would fail. Zero: "ArgumentError" (C, C++;
      * JavaScript, which accepts any count and has no named arguments to clash). */
     fb_arg_errors arg_errors;
+    /* A top-level function named `_x` is a private helper by the language's convention: without
+     * functionName it is not a candidate while a public function exists (fb_sig_list_choose). */
+    bool underscore_private;
     int (*infer)(const char *code, size_t len, fb_sig_list *out, fb_error *err);
     const char *convention;            /* the signature assumed when nothing is known (for docs/meta) */
     const char *package;               /* the Debian package that provides the runtime (for doctor) */

@@ -37,6 +37,7 @@ const fb_lang_driver fb_lang_php = {
     .arg_style = FB_ARGS_PHP,
     /* Too few arguments...; Unknown named parameter $x */
     .arg_errors = {.count = "ArgumentCountError", .name = "Error"},
+    .underscore_private = true,
     .infer = fb_infer_php,
     .convention = "function f(...$args)",
     .package = "php-cli",

@@ -26,6 +26,7 @@ const fb_lang_driver fb_lang_ruby = {
     .arg_style = FB_ARGS_RUBY,
     /* wrong number of arguments, unknown keyword */
     .arg_errors = {.count = "ArgumentError", .name = "ArgumentError"},
+    .underscore_private = true,
     .infer = fb_infer_ruby,
     .convention = "def f(*args, **kwargs)",
     .package = "ruby",

@@ -108,3 +108,52 @@ def test_python_to_dict_and_dataclass_keep_what_they_give():
             "@dataclasses.dataclass\nclass D:\n    _q: int = 2\n"
             "def f():\n    return [A(), D()]\n")
     assert ok(call(req("python", code, "f"))) == [{"_p": 1}, {"_q": 2}]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 4. Without functionName, functions named `_x` are helpers, not candidates.
+
+PRIVATE = {
+    "python": "def _helper(x):\n    return x * 2\n\ndef main(x):\n    return _helper(x) + 1\n",
+    "javascript": "function _helper(x) { return x * 2; }\nfunction main(x) { return _helper(x) + 1; }\n",
+    "ruby": "def _helper(x)\n  x * 2\nend\n\ndef main(x)\n  _helper(x) + 1\nend\n",
+    "php": "function _helper($x) { return $x * 2; }\nfunction main($x) { return _helper($x) + 1; }\n",
+}
+ONLY_PRIVATE = {
+    "python": ("def _one(x):\n    return x\n", "def _one(x):\n    return x\n\ndef _two(x):\n    return x\n"),
+    "javascript": ("function _one(x) { return x; }\n",
+                   "function _one(x) { return x; }\nfunction _two(x) { return x; }\n"),
+    "ruby": ("def _one(x)\n  x\nend\n", "def _one(x)\n  x\nend\n\ndef _two(x)\n  x\nend\n"),
+    "php": ("function _one($x) { return $x; }\n",
+            "function _one($x) { return $x; }\nfunction _two($x) { return $x; }\n"),
+}
+
+
+def test_private_helpers_are_not_candidates(lang):
+    assert ok(call(req(lang, PRIVATE[lang], None, [5]))) == 11
+
+
+def test_only_private_functions_old_rule(lang):
+    one, two = ONLY_PRIVATE[lang]
+    assert ok(call(req(lang, one, None, [5]))) == 5
+    err = failed(call(req(lang, two, None, [5])))
+    assert err["type"] == "AmbiguousFunction" and "_one" in err["message"] and "_two" in err["message"], err
+
+
+def test_two_public_functions_still_ambiguous():
+    code = "def _h():\n    pass\n\ndef a():\n    pass\n\ndef b():\n    pass\n"
+    err = failed(call(req("python", code, None)))
+    assert err["type"] == "AmbiguousFunction" and "a, b" in err["message"] and "_h" not in err["message"], err
+
+
+def infer(request):
+    proc = run_cli(["infer", "-"], input=json.dumps(request))
+    out, _ = parse_one_result(proc.stdout)
+    return out, proc.returncode
+
+
+def test_infer_uses_the_same_rule(lang):
+    out, rc = infer({"language": lang, "code": PRIVATE[lang]})
+    assert rc == 0 and out["name"] == "main", out
+    out, rc = infer({"language": lang, "code": ONLY_PRIVATE[lang][1]})
+    assert rc == 2 and out["error"]["type"] == "AmbiguousFunction", out

@@ -326,6 +326,46 @@ static void test_language_error_types(void **state)
     }
 }
 
+/* Choosing without functionName (lang/signature.h): `_helpers` are no candidates next to a public function. */
+static void test_sig_list_choose(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *code;
+        bool skip;
+        const char *want;   /* the chosen function, or NULL */
+        size_t count;
+        const char *names;
+    } rows[] = {
+        {"def _h(): pass\ndef main(): pass\n", true, "main", 1, "main"},
+        {"def _h(): pass\ndef main(): pass\n", false, NULL, 2, "_h, main"},
+        {"def _only(): pass\n", true, "_only", 1, "_only"},
+        {"def _a(): pass\ndef _b(): pass\n", true, NULL, 2, "_a, _b"},
+        {"def _h(): pass\ndef a(): pass\ndef b(): pass\n", true, NULL, 2, "a, b"},
+        {"x = 1\n", true, NULL, 0, ""},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        fb_sig_list list = {0};
+        fb_error err = {0};
+        assert_int_equal(fb_infer_python(rows[i].code, strlen(rows[i].code), &list, &err), 0);
+        char names[64];
+        size_t n = 99;
+        const fb_function_sig *f = fb_sig_list_choose(&list, rows[i].skip, &n, names, sizeof names);
+        if (rows[i].want) {
+            assert_non_null(f);
+            assert_string_equal(f->name, rows[i].want);
+        } else {
+            assert_null(f);
+        }
+        assert_int_equal(n, rows[i].count);
+        assert_string_equal(names, rows[i].names);
+        char tiny[4]; /* a list longer than the buffer is cut, still terminated */
+        fb_sig_list_choose(&list, rows[i].skip, &n, tiny, sizeof tiny);
+        assert_true(strlen(tiny) < sizeof tiny);
+        fb_sig_list_free(&list);
+    }
+}
+
 /* ---- allocation failure torture ---- */
 
 static void test_allocation_failures(void **state)
@@ -366,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_malformed_inputs),
         cmocka_unit_test(test_hand_built_signatures),
         cmocka_unit_test(test_language_error_types),
+        cmocka_unit_test(test_sig_list_choose),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
