@@ -275,6 +275,70 @@ oom:
     return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
 }
 
+/* The value for slot `k`, which no argument fills, before a keyword placed further on: the schema's default
+ * when it gives one, else null (in JS `undefined`, so the function's own default applies). A required
+ * parameter there is missing. */
+static int fill_gap(fb_arg_style style, const fb_arg_errors *types, const fb_function_sig *sig, const fb_param *p,
+                    size_t k, fb_call_args *ca, fb_error *err)
+{
+    if (!p->has_default)
+        return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
+    json_t *v = p->default_text ? json_loads(p->default_text, JSON_DECODE_ANY, NULL) : json_null();
+    if (!v || json_array_set_new(ca->args, k, v) < 0)
+        return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+    if (!p->default_text && style == FB_ARGS_JAVASCRIPT &&
+        json_array_append_new(ca->undefined, json_integer((json_int_t)k)) < 0)
+        return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+    return 0;
+}
+
+/* A v0.2 schema `input` is positional (fb_param.by_position): a keyword naming one of its parameters goes to
+ * that parameter's slot before the call, as the seed's normalizeArguments does, so a function declared with
+ * only `*args` / `...rest` gets it too. Slots already given stay; a keyword for one is left for the
+ * language step to report as "multiple values". A null slot takes the keyword (hole-filling). */
+static int place_by_position(fb_arg_style style, const fb_arg_errors *types, const fb_function_sig *sig,
+                             fb_call_args *ca, fb_error *err)
+{
+    size_t nargs = json_array_size(ca->args), furthest = 0;
+    for (size_t i = 0;; i++) {
+        const fb_param *p = py_positional(sig, i);
+        if (!p)
+            break;
+        json_t *given = json_array_get(ca->args, i);
+        if (p->by_position && p->name && json_object_get(ca->kwargs, p->name) && (!given || json_is_null(given)))
+            furthest = i + 1;
+    }
+    for (size_t i = 0; i < furthest; i++) {
+        const fb_param *p = py_positional(sig, i);
+        /* before the furthest placed keyword every slot is positional, whoever named it */
+        json_t *v = p->name ? json_object_get(ca->kwargs, p->name) : NULL;
+        json_t *given = json_array_get(ca->args, i);
+        if (given && !json_is_null(given))
+            continue;
+        if (!v) {
+            if (i >= nargs) {
+                if (json_array_append_new(ca->args, json_null()) < 0)
+                    return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+                if (fill_gap(style, types, sig, p, i, ca, err) < 0)
+                    return -1;
+            }
+            continue;
+        }
+        int r = i < nargs ? json_array_set(ca->args, i, v) : json_array_append(ca->args, v);
+        if (r < 0 || json_object_del(ca->kwargs, p->name) < 0)
+            return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+    }
+    return 0;
+}
+
+static bool any_by_position(const fb_function_sig *sig)
+{
+    for (size_t j = 0; sig && j < sig->nparams; j++)
+        if (sig->params[j].by_position)
+            return true;
+    return false;
+}
+
 int fb_normalize_args(fb_arg_style style, const fb_arg_errors *types, const fb_function_sig *sig, json_t *args,
                       json_t *kwargs, fb_call_args *out, fb_error *err)
 {
@@ -291,6 +355,8 @@ int fb_normalize_args(fb_arg_style style, const fb_arg_errors *types, const fb_f
         goto fail;
     }
     int r = 0;
+    if (any_by_position(sig) && place_by_position(style, types, sig, out, err) < 0)
+        goto fail;
     if (style == FB_ARGS_PYTHON) {
         if (sig)
             r = normalize_python(sig, types, out, err);

@@ -24,6 +24,8 @@ typedef struct fb_param {
     char *annotation;    /* python annotation / js none; source text, NULL if none */
     char **keys;         /* FB_PARAM_DESTRUCTURED object pattern: the property names; NULL otherwise */
     size_t nkeys;
+    bool by_position;    /* a v0.2 schema `input` gives its position: a keyword naming it goes to that
+                            positional slot before the call (args.c), whatever the function declares */
 } fb_param;
 
 typedef struct fb_function_sig {

@@ -111,6 +111,60 @@ def test_python_to_dict_and_dataclass_keep_what_they_give():
 
 
 # ---------------------------------------------------------------------------------------------------------
+# 3. v0.2 InputSchema places keyword arguments by position.
+
+VARIADIC = {
+    "python": "def f(*args):\n    return list(args)\n",
+    "javascript": "function f(...rest) { return rest; }\n",
+    "ruby": "def f(*args)\n  args\nend\n",
+    "php": "function f(...$args) { return $args; }\n",
+}
+ARRAY_INPUT = {"input": [{"name": "a"}, {"name": "b"}]}
+RECORD_INPUT = {"input": {"b": {"index": 1}, "a": {"index": 0}}}
+
+
+@pytest.mark.parametrize("schema", [ARRAY_INPUT, RECORD_INPUT], ids=["array", "record"])
+def test_input_schema_places_kwargs_by_position(lang, schema):
+    res = call(req(lang, VARIADIC[lang], "f", [], {"b": 2, "a": 1}, schema=schema))
+    assert ok(res) == [1, 2]
+    assert res.result["meta"]["signatureSource"] == "schema", describe(res.result)
+
+
+def test_input_schema_mixed_args_and_kwargs(lang):
+    schema = {"input": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}
+    assert ok(call(req(lang, VARIADIC[lang], "f", [1], {"c": 3, "b": 2}, schema=schema))) == [1, 2, 3]
+
+
+def test_input_schema_optional_gap(lang):
+    """A slot no argument fills before a placed keyword: its schema default, else null."""
+    schema = {"input": [{"name": "a"}, {"name": "b", "required": False, "default": 7}, {"name": "c"}]}
+    assert ok(call(req(lang, VARIADIC[lang], "f", [1], {"c": 3}, schema=schema))) == [1, 7, 3]
+    schema = {"input": [{"name": "a"}, {"name": "b", "required": False}, {"name": "c"}]}
+    assert ok(call(req(lang, VARIADIC[lang], "f", [1], {"c": 3}, schema=schema))) == [1, None, 3]
+
+
+MISSING_TYPE = {"python": "TypeError", "ruby": "ArgumentError", "php": "ArgumentCountError"}
+TWICE_TYPE = {"python": "TypeError", "ruby": "ArgumentError", "php": "Error"}
+
+
+@pytest.mark.parametrize("lang_", ["python", "ruby", "php"])
+def test_input_schema_required_gap_and_given_twice(lang_):
+    schema = {"input": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}
+    err = failed(call(req(lang_, VARIADIC[lang_], "f", [], {"c": 3}, schema=schema)))
+    assert err["type"] == MISSING_TYPE[lang_] and "'a'" in err["message"], err
+    err = failed(call(req(lang_, VARIADIC[lang_], "f", [1], {"a": 2}, schema=schema)))
+    assert err["type"] == TWICE_TYPE[lang_] and "multiple values" in err["message"], err
+
+
+def test_input_record_without_index_keeps_keywords():
+    """A record without `index` names parameters only (a JSON-Schema-like properties object): Python still
+    gets keyword arguments."""
+    code = "def f(**kw):\n    return kw\n"
+    schema = {"input": {"a": {"type": "number"}, "b": {"type": "number"}}, "acceptsKwargs": True}
+    assert ok(call(req("python", code, "f", [], {"b": 2, "a": 1}, schema=schema))) == {"a": 1, "b": 2}
+
+
+# ---------------------------------------------------------------------------------------------------------
 # 4. Without functionName, functions named `_x` are helpers, not candidates.
 
 PRIVATE = {

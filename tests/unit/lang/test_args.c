@@ -13,6 +13,7 @@
 
 #include "../alloc_fail.h"
 #include "lang/args.h"
+#include "lang/plan.h"
 #include "lang/signature.h"
 
 typedef struct args_case {
@@ -326,6 +327,68 @@ static void test_language_error_types(void **state)
     }
 }
 
+/* A v0.2 schema `input` places keywords by position before the language step (fb_param.by_position). */
+static void test_schema_input_by_position(void **state)
+{
+    (void)state;
+    static const fb_arg_errors types = {.count = "Count", .name = "Name"};
+    static const struct {
+        fb_arg_style style;
+        const char *schema, *args, *kwargs;
+        const char *want_args, *want_kwargs, *want_undefined; /* NULL want_args: error */
+        const char *want_error;
+    } rows[] = {
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[]", "{\"b\": 2, \"a\": 1}", "[1, 2]",
+         "{}", "[]", NULL},
+        {PY, "{\"input\": {\"b\": {\"index\": 1}, \"a\": {\"index\": 0}}}", "[]", "{\"b\": 2, \"a\": 1}",
+         "[1, 2]", "{}", "[]", NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\"}]}", "[1]",
+         "{\"c\": 3, \"b\": 2}", "[1, 2, 3]", "{}", "[]", NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\", \"required\": false}]}", "[null]", "{\"a\": 1}",
+         "[1]", "{}", "[]", NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\", \"default\": [7]}, {\"name\": \"c\"}]}", "[1]",
+         "{\"c\": 3}", "[1, [7], 3]", "{}", "[]", NULL},
+        {JS, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\", \"required\": false}, {\"name\": \"c\"}]}",
+         "[1]", "{\"c\": 3}", "[1, null, 3]", "{}", "[1]", NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\", \"required\": false}, {\"name\": \"c\"}]}",
+         "[1]", "{\"c\": 3}", "[1, null, 3]", "{}", "[]", NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[]", "{\"b\": 2}", NULL, NULL, NULL,
+         "Count: f() missing required argument 'a'"},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[1]", "{\"a\": 2}", NULL, NULL, NULL,
+         "Name: f() got multiple values for parameter 'a'"},
+        /* v0.1 params and a record without index name parameters only: keywords stay keywords */
+        {PY, "{\"params\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[]", "{\"b\": 2, \"a\": 1}", "[]",
+         "{\"b\": 2, \"a\": 1}", "[]", NULL},
+        {PY, "{\"input\": {\"a\": {}, \"b\": {}}}", "[]", "{\"b\": 2, \"a\": 1}", "[]", "{\"b\": 2, \"a\": 1}",
+         "[]", NULL},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        json_t *schema = parse(rows[i].schema), *args = parse(rows[i].args), *kw = parse(rows[i].kwargs);
+        fb_function_sig sig;
+        fb_error err = {0};
+        assert_int_equal(fb_sig_from_schema(schema, "f", &sig, &err), 0);
+        fb_call_args out;
+        int r = fb_normalize_args(rows[i].style, &types, &sig, args, kw, &out, &err);
+        if (rows[i].want_args) {
+            if (r != 0)
+                fail_msg("row %zu: %s: %s", i, err.type, err.message);
+            expect_json("by position", "args", rows[i].want_args, out.args);
+            expect_json("by position", "kwargs", rows[i].want_kwargs, out.kwargs);
+            expect_json("by position", "undefined", rows[i].want_undefined, out.undefined);
+            fb_call_args_free(&out);
+        } else {
+            char got[FB_ERROR_TYPE_MAX + FB_ERROR_MSG_MAX + 2];
+            snprintf(got, sizeof got, "%s: %s", err.type, err.message);
+            if (r != -1 || strcmp(got, rows[i].want_error) != 0)
+                fail_msg("row %zu: want [%s], got %d [%s]", i, rows[i].want_error, r, got);
+        }
+        fb_function_sig_free(&sig);
+        json_decref(schema);
+        json_decref(args);
+        json_decref(kw);
+    }
+}
+
 /* Choosing without functionName (lang/signature.h): `_helpers` are no candidates next to a public function. */
 static void test_sig_list_choose(void **state)
 {
@@ -407,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_hand_built_signatures),
         cmocka_unit_test(test_language_error_types),
         cmocka_unit_test(test_sig_list_choose),
+        cmocka_unit_test(test_schema_input_by_position),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
