@@ -299,29 +299,34 @@ static int fill_gap(fb_arg_style style, const fb_arg_errors *types, const fb_fun
 static int place_by_position(fb_arg_style style, const fb_arg_errors *types, const fb_function_sig *sig,
                              fb_call_args *ca, fb_error *err)
 {
-    size_t nargs = json_array_size(ca->args), furthest = 0;
-    for (size_t i = 0;; i++) {
-        const fb_param *p = py_positional(sig, i);
-        if (!p)
-            break;
-        json_t *given = json_array_get(ca->args, i);
+    /* Walks the parameters with a slot counter (not py_positional per slot): a schema may list many. */
+    size_t nargs = json_array_size(ca->args), furthest = 0, slot = 0;
+    for (size_t j = 0; j < sig->nparams; j++) {
+        const fb_param *p = &sig->params[j];
+        if (!is_positional_kind(p->kind))
+            continue;
+        json_t *given = json_array_get(ca->args, slot++);
         if (p->by_position && p->name && json_object_get(ca->kwargs, p->name) && (!given || json_is_null(given)))
-            furthest = i + 1;
+            furthest = slot;
     }
-    for (size_t i = 0; i < furthest; i++) {
-        const fb_param *p = py_positional(sig, i);
-        /* before the furthest placed keyword every slot is positional, whoever named it */
-        json_t *v = p->name ? json_object_get(ca->kwargs, p->name) : NULL;
+    slot = 0;
+    for (size_t j = 0; j < sig->nparams && slot < furthest; j++) {
+        const fb_param *p = &sig->params[j];
+        if (!is_positional_kind(p->kind))
+            continue;
+        size_t i = slot++;
         json_t *given = json_array_get(ca->args, i);
         if (given && !json_is_null(given))
             continue;
+        /* before the furthest placed keyword every slot is positional, whoever named it */
+        json_t *v = p->name ? json_object_get(ca->kwargs, p->name) : NULL;
         if (!v) {
-            if (i >= nargs) {
-                if (json_array_append_new(ca->args, json_null()) < 0)
-                    return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
-                if (fill_gap(style, types, sig, p, i, ca, err) < 0)
-                    return -1;
-            }
+            if (i < nargs)
+                continue; /* a null the caller gave stays null */
+            if (json_array_append_new(ca->args, json_null()) < 0)
+                return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+            if (fill_gap(style, types, sig, p, i, ca, err) < 0)
+                return -1;
             continue;
         }
         int r = i < nargs ? json_array_set(ca->args, i, v) : json_array_append(ca->args, v);
