@@ -283,7 +283,9 @@ static int fill_gap(fb_arg_style style, const fb_arg_errors *types, const fb_fun
 {
     if (!p->has_default)
         return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
-    json_t *v = p->default_text ? json_loads(p->default_text, JSON_DECODE_ANY, NULL) : json_null();
+    /* default_text is json_dumps of the schema's value: a big number in it is util/json.h's marked string,
+     * which holds a NUL, so the text is read back with JSON_ALLOW_NUL and stays that number */
+    json_t *v = p->default_text ? json_loads(p->default_text, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : json_null();
     if (!v || json_array_set_new(ca->args, k, v) < 0)
         return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
     if (!p->default_text && style == FB_ARGS_JAVASCRIPT &&

@@ -143,6 +143,12 @@ def test_input_schema_optional_gap(lang):
     assert ok(call(req(lang, VARIADIC[lang], "f", [1], {"c": 3}, schema=schema))) == [1, None, 3]
 
 
+def test_input_schema_gap_takes_a_big_default_exactly():
+    schema = {"input": [{"name": "a"}, {"name": "b", "default": 123456789012345678901234567890}, {"name": "c"}]}
+    res = call(req("python", VARIADIC["python"], "f", [1], {"c": 3}, schema=schema))
+    assert ok(res) == [1, 123456789012345678901234567890, 3]
+
+
 MISSING_TYPE = {"python": "TypeError", "ruby": "ArgumentError", "php": "ArgumentCountError"}
 TWICE_TYPE = {"python": "TypeError", "ruby": "ArgumentError", "php": "Error"}
 
