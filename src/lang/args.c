@@ -277,11 +277,12 @@ oom:
 
 /* The value for slot `k`, which no argument fills, before a keyword placed further on: the schema's default
  * when it gives one, else null (in JS `undefined`, so the function's own default applies). A required
- * parameter there is missing. */
+ * parameter there is missing, except in JS, which binds a missing argument to `undefined` and raises
+ * nothing (as without a schema). */
 static int fill_gap(fb_arg_style style, const fb_arg_errors *types, const fb_function_sig *sig, const fb_param *p,
                     size_t k, fb_call_args *ca, fb_error *err)
 {
-    if (!p->has_default)
+    if (!p->has_default && style != FB_ARGS_JAVASCRIPT)
         return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
     /* default_text is json_dumps of the schema's value: a big number in it is util/json.h's marked string,
      * which holds a NUL, so the text is read back with JSON_ALLOW_NUL and stays that number */

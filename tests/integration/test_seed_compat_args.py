@@ -162,6 +162,13 @@ def test_input_schema_required_gap_and_given_twice(lang_):
     assert err["type"] == TWICE_TYPE[lang_] and "multiple values" in err["message"], err
 
 
+def test_input_schema_required_gap_in_javascript_is_undefined():
+    """JavaScript raises nothing for a missing argument, with a schema or without one."""
+    code = "function f(...rest) { return [rest.length, rest[0] === undefined, rest[1]]; }\n"
+    schema = {"input": [{"name": "a"}, {"name": "b"}]}
+    assert ok(call(req("javascript", code, "f", [], {"b": 2}, schema=schema))) == [2, True, 2]
+
+
 def test_input_record_without_index_keeps_keywords():
     """A record without `index` names parameters only (a JSON-Schema-like properties object): Python still
     gets keyword arguments."""

@@ -354,6 +354,9 @@ static void test_schema_input_by_position(void **state)
          "[1]", "{\"c\": 3}", "[1, null, 3]", "{}", "[]", NULL},
         {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[]", "{\"b\": 2}", NULL, NULL, NULL,
          "Count: f() missing required argument 'a'"},
+        /* JS raises nothing for a missing argument: `undefined` */
+        {JS, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[]", "{\"b\": 2}", "[null, 2]", "{}", "[0]",
+         NULL},
         {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[1]", "{\"a\": 2}", NULL, NULL, NULL,
          "Name: f() got multiple values for parameter 'a'"},
         /* v0.1 params and a record without index name parameters only: keywords stay keywords */
