@@ -74,7 +74,8 @@ static void list_names(const fb_sig_list *found, char *buf, size_t size)
         n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", found->funcs[i].name);
 }
 
-/* Which function: the named one, else the only one. *sig is NULL when only a schema describes it. */
+/* Which function: the named one, else the only candidate (fb_sig_list_choose: the same rule as a call).
+ * *sig is NULL when only a schema describes it. */
 static int choose(const infer_input *in, const fb_sig_list *found, const char **name, const fb_function_sig **sig,
                   fb_error *err)
 {
@@ -90,11 +91,12 @@ static int choose(const infer_input *in, const fb_sig_list *found, const char **
     }
     if (found->nfuncs == 0)
         return fb_set_error(err, "FunctionNotFound", 0, "code: defines no top-level function to describe");
-    if (found->nfuncs > 1)
+    size_t n = 0;
+    *sig = fb_sig_list_choose(found, in->lang->underscore_private, &n, list, sizeof list); /* as a call does */
+    if (!*sig)
         return fb_set_error(err, "AmbiguousFunction", 0,
                             "functionName: the code defines %zu top-level functions (%s); name the one to describe",
-                            found->nfuncs, list);
-    *sig = &found->funcs[0];
+                            n, list);
     *name = (*sig)->name;
     return 0;
 }

@@ -705,15 +705,17 @@ def _convert(o, slow):
             return dict(o.items())               # mappings that are not dicts
     if callable(o) or isinstance(o, type(sys)):
         raise _Unserializable('%s is not JSON-serializable' % _describe(o))
+    # A plain object's public attributes: `_x` (and name-mangled `__x`) are private by Python's convention
+    # and stay out, as the seed's serializer leaves them out (caches, handles, secrets).
     d = getattr(o, '__dict__', None)
     if isinstance(d, dict):
-        return dict(d)
+        return {k: v for k, v in d.items() if not (isinstance(k, str) and k.startswith('_'))}
     slots = []
     for k in t.__mro__:
         s = k.__dict__.get('__slots__', ())
         slots.extend((s,) if isinstance(s, str) else s)
     if slots:
-        return {n: getattr(o, n) for n in slots if n not in ('__dict__', '__weakref__') and hasattr(o, n)}
+        return {n: getattr(o, n) for n in slots if not n.startswith('_') and hasattr(o, n)}
     raise _Unserializable('%s is not JSON-serializable' % _describe(o))
 
 

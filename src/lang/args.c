@@ -1,6 +1,7 @@
 /* Argument normalization: applies a language's calling convention to a request's args + kwargs before any
- * code runs, so that a mismatch that is certain from the signature is reported as an ArgumentError naming
- * the parameter instead of surfacing later as the user's function failing.
+ * code runs, so that a mismatch that is certain from the signature is reported naming the parameter (with
+ * the type the language itself would raise, fb_arg_errors) instead of surfacing later as the user's
+ * function failing somewhere inside.
  *
  * Conventions shared by both languages:
  *  - hole-filling: a JSON null at positional index i whose parameter is named in kwargs takes the keyword's
@@ -11,6 +12,16 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+
+/* A mismatch reported with the language's own type (fb_arg_errors): `types` must be in scope. */
+#define COUNT_ERR(...) fb_set_error(err, fb_arg_error_type(types, true), 0, __VA_ARGS__)
+#define NAME_ERR(...) fb_set_error(err, fb_arg_error_type(types, false), 0, __VA_ARGS__)
+
+const char *fb_arg_error_type(const fb_arg_errors *types, bool count)
+{
+    const char *t = types ? (count ? types->count : types->name) : NULL;
+    return t ? t : "ArgumentError";
+}
 
 static const char *fname(const fb_function_sig *sig)
 {
@@ -85,7 +96,8 @@ static int fill_holes(const fb_function_sig *sig, fb_call_args *ca, bool python)
 }
 
 /* Python: f(*args, **kwargs) with the signature's arity checked. */
-static int normalize_python(const fb_function_sig *sig, fb_call_args *ca, fb_error *err)
+static int normalize_python(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *ca,
+                            fb_error *err)
 {
     size_t npos = 0;
     bool varargs = false, varkw = false;
@@ -99,8 +111,7 @@ static int normalize_python(const fb_function_sig *sig, fb_call_args *ca, fb_err
         return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
     size_t nargs = json_array_size(ca->args);
     if (nargs > npos && !varargs)
-        return fb_set_error(err, "ArgumentError", 0, "too many positional arguments: %s() takes %zu but %zu were given",
-                            fname(sig), npos, nargs);
+        return COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given", fname(sig), npos, nargs);
 
     const char *key;
     json_t *v;
@@ -110,20 +121,17 @@ static int normalize_python(const fb_function_sig *sig, fb_call_args *ca, fb_err
         if (p && p->kind == FB_PARAM_POSITIONAL_ONLY) {
             if (varkw)
                 continue; /* Python binds it to **kwargs */
-            return fb_set_error(err, "ArgumentError", 0,
-                                "%s() got positional-only argument '%s' passed as keyword argument", fname(sig), key);
+            return NAME_ERR("%s() got positional-only argument '%s' passed as keyword argument", fname(sig), key);
         }
         if (p && p->kind == FB_PARAM_POSITIONAL) {
             if (idx < nargs)
-                return fb_set_error(err, "ArgumentError", 0, "%s() got multiple values for parameter '%s'",
-                                    fname(sig), key);
+                return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), key);
             continue;
         }
         if (p && p->kind == FB_PARAM_KEYWORD_ONLY)
             continue;
         if (!varkw) /* unknown, or the name of *args / **kwargs themselves */
-            return fb_set_error(err, "ArgumentError", 0, "%s() got an unexpected keyword argument '%s'",
-                                fname(sig), key);
+            return NAME_ERR("%s() got an unexpected keyword argument '%s'", fname(sig), key);
     }
 
     size_t idx = 0;
@@ -145,8 +153,7 @@ static int normalize_python(const fb_function_sig *sig, fb_call_args *ca, fb_err
             continue; /* *args, **kwargs (and js-only kinds) are never required */
         }
         if (!given && !p->has_default)
-            return fb_set_error(err, "ArgumentError", 0, "%s() missing required argument '%s'", fname(sig),
-                                p->name ? p->name : "?");
+            return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
     }
     return 0;
 }
@@ -214,7 +221,7 @@ oom:
 }
 
 /* JavaScript: kwargs mapped onto named parameters; leftovers become one options object. No arity checks. */
-static int normalize_js(const fb_function_sig *sig, fb_call_args *ca, fb_error *err)
+static int normalize_js(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *ca, fb_error *err)
 {
     if (fill_holes(sig, ca, false) < 0)
         goto oom;
@@ -227,8 +234,7 @@ static int normalize_js(const fb_function_sig *sig, fb_call_args *ca, fb_error *
         if (!js_named(p) || !json_object_get(ca->kwargs, p->name))
             continue;
         if (j < nargs)
-            return fb_set_error(err, "ArgumentError", 0, "%s() got multiple values for parameter '%s'",
-                                fname(sig), p->name);
+            return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), p->name);
         if (j + 1 > newlen)
             newlen = j + 1;
     }
@@ -269,8 +275,80 @@ oom:
     return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
 }
 
-int fb_normalize_args(fb_arg_style style, const fb_function_sig *sig, json_t *args, json_t *kwargs,
-                      fb_call_args *out, fb_error *err)
+/* The value for slot `k`, which no argument fills, before a keyword placed further on: the schema's default
+ * when it gives one, else null (in JS `undefined`, so the function's own default applies). A required
+ * parameter there is missing, except in JS, which binds a missing argument to `undefined` and raises
+ * nothing (as without a schema). */
+static int fill_gap(fb_arg_style style, const fb_arg_errors *types, const fb_function_sig *sig, const fb_param *p,
+                    size_t k, fb_call_args *ca, fb_error *err)
+{
+    if (!p->has_default && style != FB_ARGS_JAVASCRIPT)
+        return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
+    /* default_text is json_dumps of the schema's value: a big number in it is util/json.h's marked string,
+     * which holds a NUL, so the text is read back with JSON_ALLOW_NUL and stays that number */
+    json_t *v = p->default_text ? json_loads(p->default_text, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : json_null();
+    if (!v || json_array_set_new(ca->args, k, v) < 0)
+        return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+    if (!p->default_text && style == FB_ARGS_JAVASCRIPT &&
+        json_array_append_new(ca->undefined, json_integer((json_int_t)k)) < 0)
+        return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+    return 0;
+}
+
+/* A v0.2 schema `input` is positional (fb_param.by_position): a keyword naming one of its parameters goes to
+ * that parameter's slot before the call, as the seed's normalizeArguments does, so a function declared with
+ * only `*args` / `...rest` gets it too. Slots already given stay; a keyword for one is left for the
+ * language step to report as "multiple values". A null slot takes the keyword (hole-filling). */
+static int place_by_position(fb_arg_style style, const fb_arg_errors *types, const fb_function_sig *sig,
+                             fb_call_args *ca, fb_error *err)
+{
+    /* Walks the parameters with a slot counter (not py_positional per slot): a schema may list many. */
+    size_t nargs = json_array_size(ca->args), furthest = 0, slot = 0;
+    for (size_t j = 0; j < sig->nparams; j++) {
+        const fb_param *p = &sig->params[j];
+        if (!is_positional_kind(p->kind))
+            continue;
+        json_t *given = json_array_get(ca->args, slot++);
+        if (p->by_position && p->name && json_object_get(ca->kwargs, p->name) && (!given || json_is_null(given)))
+            furthest = slot;
+    }
+    slot = 0;
+    for (size_t j = 0; j < sig->nparams && slot < furthest; j++) {
+        const fb_param *p = &sig->params[j];
+        if (!is_positional_kind(p->kind))
+            continue;
+        size_t i = slot++;
+        json_t *given = json_array_get(ca->args, i);
+        if (given && !json_is_null(given))
+            continue;
+        /* before the furthest placed keyword every slot is positional, whoever named it */
+        json_t *v = p->name ? json_object_get(ca->kwargs, p->name) : NULL;
+        if (!v) {
+            if (i < nargs)
+                continue; /* a null the caller gave stays null */
+            if (json_array_append_new(ca->args, json_null()) < 0)
+                return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+            if (fill_gap(style, types, sig, p, i, ca, err) < 0)
+                return -1;
+            continue;
+        }
+        int r = i < nargs ? json_array_set(ca->args, i, v) : json_array_append(ca->args, v);
+        if (r < 0 || json_object_del(ca->kwargs, p->name) < 0)
+            return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+    }
+    return 0;
+}
+
+static bool any_by_position(const fb_function_sig *sig)
+{
+    for (size_t j = 0; sig && j < sig->nparams; j++)
+        if (sig->params[j].by_position)
+            return true;
+    return false;
+}
+
+int fb_normalize_args(fb_arg_style style, const fb_arg_errors *types, const fb_function_sig *sig, json_t *args,
+                      json_t *kwargs, fb_call_args *out, fb_error *err)
 {
     memset(out, 0, sizeof *out);
     if (args && !json_is_null(args) && !json_is_array(args))
@@ -285,15 +363,17 @@ int fb_normalize_args(fb_arg_style style, const fb_function_sig *sig, json_t *ar
         goto fail;
     }
     int r = 0;
+    if (any_by_position(sig) && place_by_position(style, types, sig, out, err) < 0)
+        goto fail;
     if (style == FB_ARGS_PYTHON) {
         if (sig)
-            r = normalize_python(sig, out, err);
+            r = normalize_python(sig, types, out, err);
     } else if (style == FB_ARGS_RUBY) {
-        r = fb_normalize_ruby(sig, out, err);
+        r = fb_normalize_ruby(sig, types, out, err);
     } else if (style == FB_ARGS_PHP) {
-        r = fb_normalize_php(sig, out, err);
+        r = fb_normalize_php(sig, types, out, err);
     } else if (sig) {
-        r = normalize_js(sig, out, err);
+        r = normalize_js(sig, types, out, err);
     } else if (json_object_size(out->kwargs) > 0) {
         r = place_options(NULL, out, json_array_size(out->args), err);
     }

@@ -3,10 +3,13 @@
  * collected into ONE associative array appended after the positional arguments (the seed's convention).
  *
  * With a known signature: JSON-null holes at index i take the kwarg naming parameter i (hole-filling); a
- * parameter given both positionally and by name, too many positionals without a variadic, and a required
- * parameter (no default, not variadic) given neither way are ArgumentErrors naming it. A kwarg naming the
- * variadic parameter is not a named argument (PHP would collect it into the variadic array under that key):
- * it goes to the trailing array like any unknown name. */
+ * required parameter (no default, not variadic) given neither way is PHP's ArgumentCountError, a parameter
+ * given both positionally and by name, or a trailing array with no parameter left to take it, PHP's Error
+ * ("Named parameter $a overwrites previous argument", "Unknown named parameter $x"), each naming the
+ * parameter (types from the driver, fb_arg_errors). Extra positional arguments are passed on: PHP accepts
+ * them for a user function (func_get_args() sees them) and so does fnbox. A kwarg naming the variadic
+ * parameter is not a named argument (PHP would collect it into the variadic array under that key): it goes
+ * to the trailing array like any unknown name. */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -60,7 +63,10 @@ fail:
     return oom(err);
 }
 
-int fb_normalize_php(const fb_function_sig *sig, fb_call_args *out, fb_error *err)
+#define COUNT_ERR(...) fb_set_error(err, fb_arg_error_type(types, true), 0, __VA_ARGS__)
+#define NAME_ERR(...) fb_set_error(err, fb_arg_error_type(types, false), 0, __VA_ARGS__)
+
+int fb_normalize_php(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *out, fb_error *err)
 {
     if (!sig)
         return trailing_array(NULL, out, err);
@@ -98,26 +104,20 @@ int fb_normalize_php(const fb_function_sig *sig, fb_call_args *out, fb_error *er
             break;
         }
     }
-    if (nargs > npos && !variadic)
-        return fb_set_error(err, "ArgumentError", 0,
-                            "too many positional arguments: %s() takes %zu but %zu were given", fname(sig), npos,
-                            nargs);
     size_t taken = nargs + (leftover != NULL);
     if (leftover && taken > npos && !variadic)
-        return fb_set_error(err, "ArgumentError", 0,
-                            "%s() got an unexpected keyword argument '%s' (no parameter is left for the trailing "
-                            "array)", fname(sig), leftover);
+        return NAME_ERR("%s() got an unexpected keyword argument '%s' (no parameter is left for the trailing array)",
+                        fname(sig), leftover);
     for (size_t j = 0; j < sig->nparams; j++) {
         const fb_param *p = &sig->params[j];
         if (p->kind != FB_PARAM_POSITIONAL)
             continue;
         bool by_name = p->name && json_object_get(out->kwargs, p->name) != NULL;
         if (by_name && j < taken)
-            return fb_set_error(err, "ArgumentError", 0, "%s() got multiple values for parameter '%s'%s",
-                                fname(sig), p->name, j >= nargs ? " (its position holds the trailing array)" : "");
+            return NAME_ERR("%s() got multiple values for parameter '%s'%s", fname(sig), p->name,
+                            j >= nargs ? " (its position holds the trailing array)" : "");
         if (!by_name && j >= taken && !p->has_default)
-            return fb_set_error(err, "ArgumentError", 0, "%s() missing required argument '%s'", fname(sig),
-                                p->name ? p->name : "?");
+            return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
     }
     return trailing_array(sig, out, err);
 }

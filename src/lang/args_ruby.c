@@ -54,7 +54,11 @@ static int oom(fb_error *err)
     return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
 }
 
-int fb_normalize_ruby(const fb_function_sig *sig, fb_call_args *ca, fb_error *err)
+/* Also C and C++ (positional by declaration), whose driver gives no types: "ArgumentError" either way. */
+#define COUNT_ERR(...) fb_set_error(err, fb_arg_error_type(types, true), 0, __VA_ARGS__)
+#define NAME_ERR(...) fb_set_error(err, fb_arg_error_type(types, false), 0, __VA_ARGS__)
+
+int fb_normalize_ruby(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *ca, fb_error *err)
 {
     if (!sig)
         return 0;
@@ -92,8 +96,7 @@ int fb_normalize_ruby(const fb_function_sig *sig, fb_call_args *ca, fb_error *er
         const fb_param *p = find(sig, key, &idx);
         if (p && (p->kind == FB_PARAM_POSITIONAL || p->kind == FB_PARAM_POSITIONAL_ONLY)) {
             if (idx < nargs)
-                return fb_set_error(err, "ArgumentError", 0, "%s() got multiple values for parameter '%s'",
-                                    fname(sig), key);
+                return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), key);
             if (idx + 1 > furthest)
                 furthest = idx + 1;
             continue;
@@ -101,8 +104,7 @@ int fb_normalize_ruby(const fb_function_sig *sig, fb_call_args *ca, fb_error *er
         if (p && p->kind == FB_PARAM_KEYWORD_ONLY)
             continue;
         if (!varkw) /* unknown, or the name of *rest / **opts themselves */
-            return fb_set_error(err, "ArgumentError", 0, "%s() got an unexpected keyword argument '%s'",
-                                fname(sig), key);
+            return NAME_ERR("%s() got an unexpected keyword argument '%s'", fname(sig), key);
     }
 
     /* Positional parameters named by keywords: appended in order, with no gap before them. */
@@ -119,12 +121,10 @@ int fb_normalize_ruby(const fb_function_sig *sig, fb_call_args *ca, fb_error *er
                 }
             }
             if (p && !p->has_default)
-                return fb_set_error(err, "ArgumentError", 0, "%s() missing required argument '%s'", fname(sig),
-                                    p->name ? p->name : "?");
-            return fb_set_error(err, "ArgumentError", 0,
-                                "%s() cannot skip optional parameter '%s' to pass '%s' by name: Ruby binds "
-                                "positional parameters in order, so give '%s' too",
-                                fname(sig), p && p->name ? p->name : "?", named, p && p->name ? p->name : "?");
+                return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
+            return NAME_ERR("%s() cannot skip optional parameter '%s' to pass '%s' by name: Ruby binds "
+                            "positional parameters in order, so give '%s' too",
+                            fname(sig), p && p->name ? p->name : "?", named, p && p->name ? p->name : "?");
         }
         if (json_array_append(ca->args, val) < 0)
             return oom(err);
@@ -134,8 +134,8 @@ int fb_normalize_ruby(const fb_function_sig *sig, fb_call_args *ca, fb_error *er
     nargs = json_array_size(ca->args);
 
     if (nargs > npos && !varargs)
-        return fb_set_error(err, "ArgumentError", 0, "too many positional arguments: %s() takes %zu but %zu were given",
-                            fname(sig), npos, nargs);
+        return COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given", fname(sig), npos,
+                         nargs);
     if (nargs < nreq) {
         /* Ruby fills required parameters first (also those after optional ones: `def f(a, b = 1, c)`), so
          * the first required one past the given count is missing; failing that, the last required one. */
@@ -150,14 +150,12 @@ int fb_normalize_ruby(const fb_function_sig *sig, fb_call_args *ca, fb_error *er
         }
         if (!miss)
             miss = last;
-        return fb_set_error(err, "ArgumentError", 0, "%s() missing required argument '%s'", fname(sig),
-                            miss && miss->name ? miss->name : "?");
+        return COUNT_ERR("%s() missing required argument '%s'", fname(sig), miss && miss->name ? miss->name : "?");
     }
     for (size_t j = 0; j < sig->nparams; j++) {
         const fb_param *p = &sig->params[j];
         if (p->kind == FB_PARAM_KEYWORD_ONLY && !p->has_default && p->name && !json_object_get(ca->kwargs, p->name))
-            return fb_set_error(err, "ArgumentError", 0, "%s() missing required keyword argument '%s'", fname(sig),
-                                p->name);
+            return COUNT_ERR("%s() missing required keyword argument '%s'", fname(sig), p->name);
     }
     return 0;
 }

@@ -22,6 +22,7 @@ const fb_lang_driver fb_lang_javascript = {
     .harness_path = "/.fnbox/harness.js",
     .harness_source = javascript_harness,
     .arg_style = FB_ARGS_JAVASCRIPT,
+    .underscore_private = true,
     .infer = fb_infer_javascript,
     .convention = "function f(...args, options = {})",
     .package = "nodejs",

@@ -3,6 +3,7 @@
 #ifndef FB_LANG_H
 #define FB_LANG_H
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lang/args.h"
@@ -42,6 +43,14 @@ typedef struct fb_lang_driver {
     const char *harness_path;          /* where the harness lives inside the sandbox */
     const char *(*harness_source)(size_t *len);
     fb_arg_style arg_style;
+    /* The exception classes the language raises for a call that does not fit its function (too many, too
+     * few, unknown or doubled arguments): fnbox finds these before running anything and reports them with
+     * the language's type, as a call in that language would fail. Zero: "ArgumentError" (C, C++;
+     * JavaScript, which accepts any count and has no named arguments to clash). */
+    fb_arg_errors arg_errors;
+    /* A top-level function named `_x` is a private helper by the language's convention: without
+     * functionName it is not a candidate while a public function exists (fb_sig_list_choose). */
+    bool underscore_private;
     int (*infer)(const char *code, size_t len, fb_sig_list *out, fb_error *err);
     const char *convention;            /* the signature assumed when nothing is known (for docs/meta) */
     const char *package;               /* the Debian package that provides the runtime (for doctor) */

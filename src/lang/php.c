@@ -35,6 +35,9 @@ const fb_lang_driver fb_lang_php = {
     .harness_path = "/.fnbox/harness.php",
     .harness_source = php_harness,
     .arg_style = FB_ARGS_PHP,
+    /* Too few arguments...; Unknown named parameter $x */
+    .arg_errors = {.count = "ArgumentCountError", .name = "Error"},
+    .underscore_private = true,
     .infer = fb_infer_php,
     .convention = "function f(...$args)",
     .package = "php-cli",

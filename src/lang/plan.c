@@ -14,20 +14,20 @@
 static int choose_function(const fb_plan_input *in, const fb_sig_list *found, const char **name, fb_error *err)
 {
     *name = in->function_name;
-    if (*name || found->nfuncs == 1) {
-        if (!*name)
-            *name = found->funcs[0].name;
+    if (*name)
         return 0;
-    }
-    if (found->nfuncs == 0)
-        return 0; /* body mode */
     char list[1024];
     size_t n = 0;
-    for (size_t i = 0; i < found->nfuncs && n < sizeof list; i++)
-        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", found->funcs[i].name);
+    const fb_function_sig *only = fb_sig_list_choose(found, in->lang->underscore_private, &n, list, sizeof list);
+    if (only) {
+        *name = only->name;
+        return 0;
+    }
+    if (n == 0)
+        return 0; /* body mode */
     return fb_set_error(err, "AmbiguousFunction", 0,
-                        "functionName: the code defines %zu top-level functions (%s); name the one to call",
-                        found->nfuncs, list);
+                        "functionName: the code defines %zu top-level functions (%s); name the one to call", n,
+                        list);
 }
 
 /* JS numbers lose integers beyond 2^53: send those as decimal strings with their paths, and the
@@ -147,7 +147,8 @@ int fb_plan_call(const fb_plan_input *in, fb_call_plan *out, fb_error *err)
         fb_set_error(err, "InternalError", 0, "out of memory");
         goto done;
     }
-    if (fb_normalize_args(in->lang->arg_style, name ? sig : NULL, in->args, in->kwargs, &out->args, err) < 0)
+    if (fb_normalize_args(in->lang->arg_style, &in->lang->arg_errors, name ? sig : NULL, in->args, in->kwargs,
+                          &out->args, err) < 0)
         goto done;
     if (in->lang->arg_style == FB_ARGS_JAVASCRIPT && js_bigints(out) < 0) {
         fb_set_error(err, "InternalError", 0, "out of memory");

@@ -25,8 +25,9 @@ typedef struct fb_plan_input {
     json_t *kwargs;               /* object */
 } fb_plan_input;
 
-/* Errors: "AmbiguousFunction" (several functions, none named), "ArgumentError", "InvalidRequest"
- * (a malformed schema). */
+/* Errors: "AmbiguousFunction" (several candidates, none named), "ArgumentError" (a strict schema's check)
+ * or the language's own type for arguments that do not fit (in->lang->arg_errors), "InvalidRequest" (a
+ * malformed schema). */
 int fb_plan_call(const fb_plan_input *in, fb_call_plan *out, fb_error *err);
 void fb_call_plan_free(fb_call_plan *p);
 

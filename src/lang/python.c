@@ -24,6 +24,9 @@ const fb_lang_driver fb_lang_python = {
     .harness_path = "/.fnbox/harness.py",
     .harness_source = python_harness,
     .arg_style = FB_ARGS_PYTHON,
+    /* f() missing 1 required positional argument, unexpected keyword... */
+    .arg_errors = {.count = "TypeError", .name = "TypeError"},
+    .underscore_private = true,
     .infer = fb_infer_python,
     .convention = "def f(*args, **kwargs)",
     .package = "python3",

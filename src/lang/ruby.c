@@ -24,6 +24,9 @@ const fb_lang_driver fb_lang_ruby = {
     .harness_path = "/.fnbox/harness.rb",
     .harness_source = ruby_harness,
     .arg_style = FB_ARGS_RUBY,
+    /* wrong number of arguments, unknown keyword */
+    .arg_errors = {.count = "ArgumentError", .name = "ArgumentError"},
+    .underscore_private = true,
     .infer = fb_infer_ruby,
     .convention = "def f(*args, **kwargs)",
     .package = "ruby",

@@ -1,5 +1,7 @@
 /* Request schemas: v0.1 {"params": [{name, type, required, default}], "variadic", "acceptsKwargs"} and
- * v0.2 {"input": [{name, index?, ...}] | {name: {index, ...}}}. */
+ * v0.2 {"input": [{name, index?, ...}] | {name: {index, ...}}}. In v0.2 an array, or a record entry with an
+ * `index`, places keyword arguments by position (fb_param.by_position). */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,7 +9,8 @@
 
 #define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
 
-static int add_param(fb_function_sig *sig, const char *name, json_t *spec, size_t at, fb_error *err)
+static int add_param(fb_function_sig *sig, const char *name, json_t *spec, size_t at, bool by_position,
+                     fb_error *err)
 {
     if (!name || !*name)
         return BAD("schema: parameter %zu has no name", at);
@@ -18,6 +21,7 @@ static int add_param(fb_function_sig *sig, const char *name, json_t *spec, size_
     if (!p->name)
         return BAD("schema: out of memory");
     p->kind = FB_PARAM_POSITIONAL;
+    p->by_position = by_position;
     json_t *req = json_object_get(spec, "required");
     json_t *dflt = json_object_get(spec, "default");
     if (req && !json_is_boolean(req))
@@ -46,7 +50,9 @@ static int from_list(json_t *list, const char *field, fb_function_sig *sig, fb_e
                 return BAD("schema.%s[%zu].index: must be an integer from 0 to %zu", field, i, n - 1);
             at = (size_t)json_integer_value(idx);
         }
-        if (add_param(sig, json_string_value(json_object_get(spec, "name")), spec, at, err) < 0)
+        /* v0.2 `input` is positional (the seed's normalizeArguments); v0.1 `params` names parameters only */
+        bool by_position = strcmp(field, "input") == 0;
+        if (add_param(sig, json_string_value(json_object_get(spec, "name")), spec, at, by_position, err) < 0)
             return -1;
     }
     return 0;
@@ -71,7 +77,7 @@ static int from_record(json_t *rec, fb_function_sig *sig, fb_error *err)
                 return BAD("schema.input.%s.index: must be an integer from 0 to %zu", key, n - 1);
             at = (size_t)json_integer_value(idx);
         }
-        if (add_param(sig, key, spec, at, err) < 0)
+        if (add_param(sig, key, spec, at, idx != NULL, err) < 0) /* only an `index` makes it positional */
             return -1;
         i++;
     }

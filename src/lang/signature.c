@@ -2,6 +2,7 @@
 #include "lang/signature.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,35 @@ const fb_function_sig *fb_sig_list_find(const fb_sig_list *list, const char *nam
             return f;
     }
     return NULL;
+}
+
+static bool is_private(const fb_function_sig *f)
+{
+    return f->name && f->name[0] == '_';
+}
+
+const fb_function_sig *fb_sig_list_choose(const fb_sig_list *list, bool skip_private, size_t *count, char *names,
+                                          size_t size)
+{
+    bool any_public = false;
+    for (size_t i = 0; i < list->nfuncs && skip_private; i++)
+        any_public |= !is_private(&list->funcs[i]);
+    skip_private &= any_public;
+    const fb_function_sig *only = NULL;
+    size_t n = 0, used = 0;
+    if (size)
+        names[0] = '\0';
+    for (size_t i = 0; i < list->nfuncs; i++) {
+        const fb_function_sig *f = &list->funcs[i];
+        if (skip_private && is_private(f))
+            continue;
+        only = f;
+        if (used < size)
+            used += (size_t)snprintf(names + used, size - used, "%s%s", n ? ", " : "", f->name ? f->name : "?");
+        n++;
+    }
+    *count = n;
+    return n == 1 ? only : NULL;
 }
 
 /* ---- shared scanner helpers (source_scan.h) ---- */

@@ -24,6 +24,8 @@ typedef struct fb_param {
     char *annotation;    /* python annotation / js none; source text, NULL if none */
     char **keys;         /* FB_PARAM_DESTRUCTURED object pattern: the property names; NULL otherwise */
     size_t nkeys;
+    bool by_position;    /* a v0.2 schema `input` gives its position: a keyword naming it goes to that
+                            positional slot before the call (args.c), whatever the function declares */
 } fb_param;
 
 typedef struct fb_function_sig {
@@ -44,6 +46,12 @@ typedef struct fb_sig_list {
 void fb_function_sig_free(fb_function_sig *sig);  /* frees members, not sig itself */
 void fb_sig_list_free(fb_sig_list *list);         /* frees members, not list itself */
 const fb_function_sig *fb_sig_list_find(const fb_sig_list *list, const char *name);
+/* Which top-level function a call or `fnbox infer` without functionName means: the only candidate, or
+ * NULL with *count candidates (0: no function at all; more than 1: ambiguous) named in `names` (comma-
+ * separated, cut to `size`). With skip_private, a name starting with '_' is a helper, not a candidate,
+ * while any public function exists; with only helpers, every function is a candidate. */
+const fb_function_sig *fb_sig_list_choose(const fb_sig_list *list, bool skip_private, size_t *count, char *names,
+                                          size_t size);
 
 /* Inference: find the top-level functions of a source text. Never fooled by comments, strings,
  * nested functions, methods or call sites. Returns 0 and fills *out (caller frees), or -1 with err

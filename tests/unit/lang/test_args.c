@@ -13,6 +13,7 @@
 
 #include "../alloc_fail.h"
 #include "lang/args.h"
+#include "lang/plan.h"
 #include "lang/signature.h"
 
 typedef struct args_case {
@@ -165,7 +166,7 @@ static int run_case(const args_case *c, const fb_function_sig *sig, json_t *args
 {
     fb_call_args out;
     memset(&out, 0xAB, sizeof out); /* must be fully initialized by the callee */
-    int r = fb_normalize_args(c->style, sig, args, kwargs, &out, err);
+    int r = fb_normalize_args(c->style, NULL, sig, args, kwargs, &out, err);
     if (r == 0) {
         if (check) {
             expect_json(c->label, "args", c->want_args, out.args);
@@ -226,7 +227,7 @@ static void test_outputs_are_copies(void **state)
     json_t *args = parse("[[1, 2], {\"a\": {\"deep\": true}}]");
     json_t *kwargs = parse("{\"b\": [3]}");
     fb_call_args out;
-    assert_int_equal(fb_normalize_args(JS, &list.funcs[0], args, kwargs, &out, &err), 0);
+    assert_int_equal(fb_normalize_args(JS, NULL, &list.funcs[0], args, kwargs, &out, &err), 0);
     json_array_append_new(json_array_get(out.args, 0), json_integer(9));
     json_object_set_new(json_object_get(json_array_get(out.args, 1), "a"), "deep", json_false());
     json_array_append_new(json_object_get(json_array_get(out.args, 1), "b"), json_integer(4));
@@ -247,13 +248,13 @@ static void test_malformed_inputs(void **state)
     json_t *obj = parse("{}"), *arr = parse("[]"), *null = json_null();
     fb_call_args out;
     fb_error err = {0};
-    assert_int_equal(fb_normalize_args(PY, NULL, obj, NULL, &out, &err), -1);
+    assert_int_equal(fb_normalize_args(PY, NULL, NULL, obj, NULL, &out, &err), -1);
     assert_string_equal(err.type, "InvalidRequest");
     fb_error_clear(&err);
-    assert_int_equal(fb_normalize_args(JS, NULL, NULL, arr, &out, &err), -1);
+    assert_int_equal(fb_normalize_args(JS, NULL, NULL, NULL, arr, &out, &err), -1);
     assert_string_equal(err.type, "InvalidRequest");
     /* JSON null counts as absent */
-    assert_int_equal(fb_normalize_args(JS, NULL, null, null, &out, &err), 0);
+    assert_int_equal(fb_normalize_args(JS, NULL, NULL, null, null, &out, &err), 0);
     expect_json("null inputs", "args", "[]", out.args);
     fb_call_args_free(&out);
     json_decref(obj);
@@ -270,7 +271,7 @@ static void test_hand_built_signatures(void **state)
     json_t *args = parse("[1, 2]");
     fb_call_args out;
     fb_error err = {0};
-    assert_int_equal(fb_normalize_args(PY, &anon, args, NULL, &out, &err), -1);
+    assert_int_equal(fb_normalize_args(PY, NULL, &anon, args, NULL, &out, &err), -1);
     assert_non_null(strstr(err.message, "function() takes 1 but 2 were given"));
     json_decref(args);
 
@@ -280,17 +281,155 @@ static void test_hand_built_signatures(void **state)
     fb_function_sig schema = {.name = "g", .params = js_params, .nparams = 3};
     json_t *kw = parse("{\"x\": 1}");
     args = parse("[1]");
-    assert_int_equal(fb_normalize_args(JS, &schema, args, kw, &out, &err), 0);
+    assert_int_equal(fb_normalize_args(JS, NULL, &schema, args, kw, &out, &err), 0);
     expect_json("schema js", "args", "[1, {\"x\": 1}]", out.args); /* *args is last in JS terms: appended */
     fb_call_args_free(&out);
 
     js_params[1].kind = FB_PARAM_POSITIONAL;
     js_params[1].name = "opts";
-    assert_int_equal(fb_normalize_args(JS, &schema, args, kw, &out, &err), 0);
+    assert_int_equal(fb_normalize_args(JS, NULL, &schema, args, kw, &out, &err), 0);
     expect_json("schema js opts", "args", "[1, {\"x\": 1}]", out.args);
     fb_call_args_free(&out);
     json_decref(args);
     json_decref(kw);
+}
+
+/* A driver's fb_arg_errors decide the type: `count` for arity and missing parameters, `name` for keyword
+ * clashes; without them every mismatch is an ArgumentError (the table above). */
+static void test_language_error_types(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *code, *args, *kwargs, *want_type;
+    } rows[] = {
+        {"def f(a, b): pass", "[1]", "{}", "Count"},
+        {"def f(a): pass", "[1, 2]", "{}", "Count"},
+        {"def f(a, *, k): pass", "[1]", "{}", "Count"},
+        {"def f(a): pass", "[1]", "{\"z\": 1}", "Name"},
+        {"def f(a): pass", "[1]", "{\"a\": 1}", "Name"},
+        {"def f(a, /): pass", "[]", "{\"a\": 1}", "Name"},
+    };
+    const fb_arg_errors types = {.count = "Count", .name = "Name"};
+    const fb_arg_errors half = {.count = "Count", .name = NULL};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        fb_sig_list list = {0};
+        fb_error err = {0};
+        assert_int_equal(fb_infer_python(rows[i].code, strlen(rows[i].code), &list, &err), 0);
+        json_t *args = parse(rows[i].args), *kw = parse(rows[i].kwargs);
+        fb_call_args out;
+        assert_int_equal(fb_normalize_args(PY, &types, &list.funcs[0], args, kw, &out, &err), -1);
+        assert_string_equal(err.type, rows[i].want_type);
+        assert_int_equal(fb_normalize_args(PY, &half, &list.funcs[0], args, kw, &out, &err), -1);
+        assert_string_equal(err.type, strcmp(rows[i].want_type, "Count") == 0 ? "Count" : "ArgumentError");
+        json_decref(args);
+        json_decref(kw);
+        fb_sig_list_free(&list);
+    }
+}
+
+/* A v0.2 schema `input` places keywords by position before the language step (fb_param.by_position). */
+static void test_schema_input_by_position(void **state)
+{
+    (void)state;
+    static const fb_arg_errors types = {.count = "Count", .name = "Name"};
+    static const struct {
+        fb_arg_style style;
+        const char *schema, *args, *kwargs;
+        const char *want_args, *want_kwargs, *want_undefined; /* NULL want_args: error */
+        const char *want_error;
+    } rows[] = {
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[]", "{\"b\": 2, \"a\": 1}", "[1, 2]",
+         "{}", "[]", NULL},
+        {PY, "{\"input\": {\"b\": {\"index\": 1}, \"a\": {\"index\": 0}}}", "[]", "{\"b\": 2, \"a\": 1}",
+         "[1, 2]", "{}", "[]", NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\"}]}", "[1]",
+         "{\"c\": 3, \"b\": 2}", "[1, 2, 3]", "{}", "[]", NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\", \"required\": false}]}", "[null]", "{\"a\": 1}",
+         "[1]", "{}", "[]", NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\", \"default\": [7]}, {\"name\": \"c\"}]}", "[1]",
+         "{\"c\": 3}", "[1, [7], 3]", "{}", "[]", NULL},
+        {JS, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\", \"required\": false}, {\"name\": \"c\"}]}",
+         "[1]", "{\"c\": 3}", "[1, null, 3]", "{}", "[1]", NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\", \"required\": false}, {\"name\": \"c\"}]}",
+         "[1]", "{\"c\": 3}", "[1, null, 3]", "{}", "[]", NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[]", "{\"b\": 2}", NULL, NULL, NULL,
+         "Count: f() missing required argument 'a'"},
+        /* JS raises nothing for a missing argument: `undefined` */
+        {JS, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[]", "{\"b\": 2}", "[null, 2]", "{}", "[0]",
+         NULL},
+        {PY, "{\"input\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[1]", "{\"a\": 2}", NULL, NULL, NULL,
+         "Name: f() got multiple values for parameter 'a'"},
+        /* v0.1 params and a record without index name parameters only: keywords stay keywords */
+        {PY, "{\"params\": [{\"name\": \"a\"}, {\"name\": \"b\"}]}", "[]", "{\"b\": 2, \"a\": 1}", "[]",
+         "{\"b\": 2, \"a\": 1}", "[]", NULL},
+        {PY, "{\"input\": {\"a\": {}, \"b\": {}}}", "[]", "{\"b\": 2, \"a\": 1}", "[]", "{\"b\": 2, \"a\": 1}",
+         "[]", NULL},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        json_t *schema = parse(rows[i].schema), *args = parse(rows[i].args), *kw = parse(rows[i].kwargs);
+        fb_function_sig sig;
+        fb_error err = {0};
+        assert_int_equal(fb_sig_from_schema(schema, "f", &sig, &err), 0);
+        fb_call_args out;
+        int r = fb_normalize_args(rows[i].style, &types, &sig, args, kw, &out, &err);
+        if (rows[i].want_args) {
+            if (r != 0)
+                fail_msg("row %zu: %s: %s", i, err.type, err.message);
+            expect_json("by position", "args", rows[i].want_args, out.args);
+            expect_json("by position", "kwargs", rows[i].want_kwargs, out.kwargs);
+            expect_json("by position", "undefined", rows[i].want_undefined, out.undefined);
+            fb_call_args_free(&out);
+        } else {
+            char got[FB_ERROR_TYPE_MAX + FB_ERROR_MSG_MAX + 2];
+            snprintf(got, sizeof got, "%s: %s", err.type, err.message);
+            if (r != -1 || strcmp(got, rows[i].want_error) != 0)
+                fail_msg("row %zu: want [%s], got %d [%s]", i, rows[i].want_error, r, got);
+        }
+        fb_function_sig_free(&sig);
+        json_decref(schema);
+        json_decref(args);
+        json_decref(kw);
+    }
+}
+
+/* Choosing without functionName (lang/signature.h): `_helpers` are no candidates next to a public function. */
+static void test_sig_list_choose(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *code;
+        bool skip;
+        const char *want;   /* the chosen function, or NULL */
+        size_t count;
+        const char *names;
+    } rows[] = {
+        {"def _h(): pass\ndef main(): pass\n", true, "main", 1, "main"},
+        {"def _h(): pass\ndef main(): pass\n", false, NULL, 2, "_h, main"},
+        {"def _only(): pass\n", true, "_only", 1, "_only"},
+        {"def _a(): pass\ndef _b(): pass\n", true, NULL, 2, "_a, _b"},
+        {"def _h(): pass\ndef a(): pass\ndef b(): pass\n", true, NULL, 2, "a, b"},
+        {"x = 1\n", true, NULL, 0, ""},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        fb_sig_list list = {0};
+        fb_error err = {0};
+        assert_int_equal(fb_infer_python(rows[i].code, strlen(rows[i].code), &list, &err), 0);
+        char names[64];
+        size_t n = 99;
+        const fb_function_sig *f = fb_sig_list_choose(&list, rows[i].skip, &n, names, sizeof names);
+        if (rows[i].want) {
+            assert_non_null(f);
+            assert_string_equal(f->name, rows[i].want);
+        } else {
+            assert_null(f);
+        }
+        assert_int_equal(n, rows[i].count);
+        assert_string_equal(names, rows[i].names);
+        char tiny[4]; /* a list longer than the buffer is cut, still terminated */
+        fb_sig_list_choose(&list, rows[i].skip, &n, tiny, sizeof tiny);
+        assert_true(strlen(tiny) < sizeof tiny);
+        fb_sig_list_free(&list);
+    }
 }
 
 /* ---- allocation failure torture ---- */
@@ -332,6 +471,9 @@ int main(void)
         cmocka_unit_test(test_outputs_are_copies),
         cmocka_unit_test(test_malformed_inputs),
         cmocka_unit_test(test_hand_built_signatures),
+        cmocka_unit_test(test_language_error_types),
+        cmocka_unit_test(test_sig_list_choose),
+        cmocka_unit_test(test_schema_input_by_position),
         cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
