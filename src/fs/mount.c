@@ -309,14 +309,18 @@ int fb_mount_config_parse_ex(const json_t *mount, const char *field, bool absent
     snprintf(pfield, sizeof pfield, "%s.permissions", field);
     static const char *const denied[] = {"throw", "ignore", "virtual"};
     int od = (int)out->on_denied;
+    /* Without permissions, a mount that is not batch-synced allows every operation inside the call: its
+     * changes stay in the sandbox and are only reported, as in the seed's manual-sync example; the host
+     * changes only when the caller applies a selection (fnbox sync). A batch mount keeps read and list. */
     if (check_known(mount, field, k_mount_fields, COUNT(k_mount_fields), err) < 0 ||
         parse_dirs(json_object_get(mount, "dirs"), field, out, err) < 0 ||
+        object_field(mount, "sync", field, &sync, err) < 0 || (sync && parse_sync(sync, field, out, err) < 0) ||
         object_field(mount, "permissions", field, &perm, err) < 0 ||
-        (!perm && absent_allows_all && !(perm = all = allow_all_permissions()) && OOM(pfield) < 0) ||
+        (!perm && (absent_allows_all || out->sync != FB_SYNC_BATCH) && !(perm = all = allow_all_permissions()) &&
+         OOM(pfield) < 0) ||
         object_field(mount, "loading", field, &loading, err) < 0 ||
-        object_field(mount, "sync", field, &sync, err) < 0 ||
         object_field(mount, "security", field, &sec, err) < 0 ||
-        (loading && parse_loading(loading, field, out, err) < 0) || (sync && parse_sync(sync, field, out, err) < 0) ||
+        (loading && parse_loading(loading, field, out, err) < 0) ||
         (sec && parse_security(sec, field, out, err) < 0) ||
         enum_field(mount, "onPermissionDenied", field, denied, COUNT(denied), &od, err) < 0 ||
         /* No permissions: the rule engine's defaults (read and list only), or everything (above). */

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from fnboxlib import call, describe, ok, req, run_cli
+from fnboxlib import call, describe, failed, ok, req, run_cli
 
 # Each writes /data/out/new.txt, rewrites /data/keep.txt and removes /data/gone.txt.
 CHANGE_ALL = {
@@ -172,7 +172,7 @@ def test_include_changes_false_still_syncs_every_change(host, lang):
 
 
 def test_include_denied_false_drops_denials_and_their_events(host, lang):
-    mount = {"dirs": {"/data": str(host)}}  # the default rules: read and list only
+    mount = {"dirs": {"/data": str(host)}, "permissions": {"default": {"read": True, "list": True}}}
     res = call(req(lang, TRY_DENIED[lang], "f", [], mount=mount))
     assert ok(res) == "refused"
     assert res.result["files"]["denied"] == [{"path": "/data/refused.txt", "operation": "create", "rule": "default"}]
@@ -231,10 +231,10 @@ def output_fixture(tmp_path):
 
 
 def generated(lang, output, host_dir=None):
-    """executor.execute({..., mount: {dirs: {'/workspace': './output'}, sync: {mode: 'manual'}}}): the call
-    itself may create files in the mount (the allowAllFs preset; mount permissions default to read and list)."""
+    """executor.execute({..., mount: {dirs: {'/workspace': './output'}, sync: {mode: 'manual'}}}) verbatim: a
+    mount without permissions that is not batch-synced lets the call create files (only reported)."""
     mount = {"dirs": {"/workspace": host_dir or str(output)}, "sync": {"mode": "manual"}}
-    res = call(req(lang, GENERATE[lang], "generate", [], mount=mount, permissions="allowAllFs"))
+    res = call(req(lang, GENERATE[lang], "generate", [], mount=mount))
     assert ok(res) == "generated"
     assert os.listdir(output) == [], "manual sync wrote to the host during the call"
     return res.result["files"]["created"]
@@ -276,3 +276,14 @@ def test_sync_refused_by_permissions_says_why(lang, output):
     assert [(s["path"], s["rule"]) for s in report["skipped"]] == [("/workspace/b.json", "default")], report
     assert report["deniedByPermissions"] == 1 and report["message"].startswith("1 of 2 changes written"), report
     assert sorted(os.listdir(output)) == ["a.json"]
+
+
+def test_batch_mount_without_permissions_still_reads_and_lists_only(output):
+    """Only a mount whose changes stay in the sandbox is open for writing by default: with batch sync and no
+    permissions the call may read and list, and a create is refused (nothing reaches the host)."""
+    mount = {"dirs": {"/workspace": str(output)}, "sync": {"mode": "batch"}}
+    res = call(req("python", GENERATE["python"], "generate", [], mount=mount))
+    err = failed(res)
+    assert err["type"] == "PermissionError", describe(res.result)
+    assert [d["operation"] for d in res.result["files"]["denied"]] == ["create"], describe(res.result)
+    assert os.listdir(output) == []

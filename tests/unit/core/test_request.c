@@ -906,7 +906,7 @@ static void test_allow_all_fs_mount(void **state)
     (void)state;
     const char *texts[] = {
         "{\"language\":\"python\",\"code\":\"x\",\"permissions\":\"allowAllFs\",\"mount\":{\"dirs\":{\"/d\":\"/tmp\"}}}",
-        "{\"language\":\"python\",\"code\":\"x\",\"mount\":{\"dirs\":{\"/d\":\"/tmp\"}}}",
+        "{\"language\":\"python\",\"code\":\"x\",\"mount\":{\"dirs\":{\"/d\":\"/tmp\"},\"sync\":{\"mode\":\"batch\"}}}",
         "{\"language\":\"python\",\"code\":\"x\",\"permissions\":\"allowAll\",\"mount\":{\"dirs\":{\"/d\":\"/tmp\"},"
         "\"permissions\":{\"default\":{\"read\":true}}}}",
     };

@@ -90,7 +90,15 @@ static void test_defaults(void **state)
     assert_false(m.sync_on_function_error);
     assert_int_equal(m.symlinks, FB_SYMLINKS_NO);
     assert_int_equal(m.on_denied, FB_DENIED_THROW);
-    /* default rules: read and list yes, the rest no */
+    /* no permissions, not batch-synced: every operation (the changes are only reported) */
+    for (fb_op op = FB_OP_READ; op <= FB_OP_DELETE; op++)
+        assert_true(fb_rules_allows(m.rules, "/data", "x", op, NULL));
+    fb_mount_config_free(&m);
+    json_decref(j);
+    /* batch-synced without permissions: the default rules, read and list yes, the rest no */
+    j = load("{\"dirs\": {\"/data\": \"$A\"}, \"sync\": {\"mode\": \"batch\"}}");
+    assert_int_equal(fb_mount_config_parse(j, "mount", &m, &err), 0);
+    assert_int_equal(m.sync, FB_SYNC_BATCH);
     assert_true(fb_rules_allows(m.rules, "/data", "x", FB_OP_READ, NULL));
     assert_true(fb_rules_allows(m.rules, "/data", "x", FB_OP_LIST, NULL));
     assert_false(fb_rules_allows(m.rules, "/data", "x", FB_OP_CREATE, NULL));
