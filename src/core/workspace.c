@@ -70,7 +70,7 @@ static int file_path(const char *key, const char *workdir, char *out, size_t cap
 static bool at_or_under(const char *path, const char *root)
 {
     size_t n = strlen(root);
-    return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+    return strlen(path) >= n && memcmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
 static const fb_mount_config *mount_of(const fb_request *req)
@@ -162,7 +162,7 @@ static int stage_files(fb_workspace *ws, const fb_sandbox_limits *lim, fb_error 
     const char *key;
     json_t *v;
     json_object_foreach(files, key, v) {
-        char path[4096];
+        char path[4096] = ""; /* file_path fills it; clang-analyzer cannot see that on every path */
         unsigned char *data = NULL;
         size_t len = 0;
         if (file_path(key, ws->req->workdir, path, sizeof path, err) < 0 || file_content(key, v, &data, &len, err) < 0)

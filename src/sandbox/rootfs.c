@@ -370,8 +370,9 @@ int fb_rootfs_seal_proc(fb_error *err)
 static int mount_root(const fb_sandbox_limits *lim, fb_error *err)
 {
     char opts[160];
-    snprintf(opts, sizeof opts, "size=%llu,nr_inodes=%llu,mode=0755", (unsigned long long)(lim->tmp_bytes + (4u << 20)),
-             (unsigned long long)(lim->tmpfs_inodes + 4096));
+    unsigned long long size = (unsigned long long)lim->tmp_bytes + (4ULL << 20);
+    unsigned long long inodes = (unsigned long long)lim->tmpfs_inodes + 4096ULL;
+    snprintf(opts, sizeof opts, "size=%llu,nr_inodes=%llu,mode=0755", size, inodes);
     if (fb_defence_disabled("tmpfs-size")) /* test builds: the kernel's defaults (half of RAM) */
         snprintf(opts, sizeof opts, "mode=0755");
     if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
