@@ -225,27 +225,35 @@ def f(mark, key, text, seconds):
 PLANT_SECONDS = 15  # at most: the host ends the planter (SIGUSR2) as soon as the attack is over
 
 
+def beside_planter(box, code, args, mark, attack_call):
+    """Run the planter call (Python `code` with `args`, naming itself `mark`); once it is visible on the
+    host run attack_call() -> its result; then end the planter (SIGUSR2). Return (attack result, planter
+    result), failing when the planter was no longer there for the whole attack."""
+    with ThreadPoolExecutor(1) as ex:
+        fut = ex.submit(box.call, req("python", code, "f", args, timeout=PLANT_SECONDS + 10), 60)
+        deadline = time.monotonic() + 20
+        while not host_pids_matching(mark):
+            assert not fut.done(), f"the planter ended early: {describe(fut.result().result)}"
+            assert time.monotonic() < deadline, "the planter never showed up"
+            time.sleep(0.01)
+        got = attack_call()
+        planter = host_pids_matching(mark)
+        for pid, _ in planter:
+            os.kill(pid, signal.SIGUSR2)
+        planted = ok(fut.result())
+    assert planter and not planted["timed out"], \
+        "the attack finished after the planter: the test proved nothing (machine too slow?)"
+    return got, planted
+
+
 def concurrently(box, attack_call):
     """Run the planter; once it is visible on the host run attack_call(mark, key, text) -> its result;
     return (attack result, planter result)."""
     mark = "pl" + secrets.token_hex(6)
     key = random.randrange(0x10000000, 0x7fffffff)
     text = token("PLANTED-")
-    with ThreadPoolExecutor(1) as ex:
-        fut = ex.submit(box.call, req("python", PLANT, "f", [mark, key, text, PLANT_SECONDS],
-                                      timeout=PLANT_SECONDS + 10), 60)
-        deadline = time.monotonic() + 20
-        while not host_pids_matching(mark):
-            assert not fut.done(), f"the planter ended early: {describe(fut.result().result)}"
-            assert time.monotonic() < deadline, "the planter never showed up"
-            time.sleep(0.01)
-        got = attack_call(mark, key, text)
-        planter = host_pids_matching(mark)
-        for pid, _ in planter:
-            os.kill(pid, signal.SIGUSR2)
-        planted = ok(fut.result())
-        planter_alive = bool(planter) and not planted["timed out"]
-    assert planter_alive, "the attack finished after the planter: the test proved nothing (machine too slow?)"
+    got, planted = beside_planter(box, PLANT, [mark, key, text, PLANT_SECONDS], mark,
+                                  lambda: attack_call(mark, key, text))
     assert planted["shmid"] >= 0, planted
     return got, planted, text
 
@@ -450,20 +458,8 @@ def test_lock_concurrent(lang, box):
     """Probe the locks another call (running at the same time) holds on the runtime binary, libc and the
     directories every call shares: seeing them is a channel between calls."""
     mark = "lk" + secrets.token_hex(6)
-    with ThreadPoolExecutor(1) as ex:
-        fut = ex.submit(box.call, req("python", LOCK_PLANT, "f", [mark, LOCK_TARGETS, PLANT_SECONDS],
-                                      timeout=PLANT_SECONDS + 10), 60)
-        deadline = time.monotonic() + 20
-        while not host_pids_matching(mark):
-            assert not fut.done(), f"the planter ended early: {describe(fut.result().result)}"
-            assert time.monotonic() < deadline, "the planter never showed up"
-            time.sleep(0.01)
-        got = ok(box.call(req(lang, LOCK_PROBE[lang], "f", [LOCK_TARGETS], timeout=20)))
-        planter = host_pids_matching(mark)
-        for pid, _ in planter:
-            os.kill(pid, signal.SIGUSR2)
-        planted = ok(fut.result())
-    assert planter and not planted["timed out"], "the probe finished after the planter: it proved nothing"
+    got, planted = beside_planter(box, LOCK_PLANT, [mark, LOCK_TARGETS, PLANT_SECONDS], mark,
+                                  lambda: ok(box.call(req(lang, LOCK_PROBE[lang], "f", [LOCK_TARGETS], timeout=20))))
     assert all(v == "HELD" for v in planted["held"].values()), planted   # the planter holds every lock
     assert all(not v.startswith("OPEN") for v in got.values()), got       # and the probe could try each
     stopped("saw another call's file locks", {p: v for p, v in got.items() if "LOCKED" in v})
