@@ -177,6 +177,18 @@ def failed(res, status="error"):
     return result["error"]
 
 
+def readable_by_all(root, *parents):
+    """chmod a host tree (and the given parent directories) so that the sandbox's outer uid, nobody when
+    the tests run as root, can walk and read it: directories 0755, files 0644."""
+    for d in parents:
+        os.chmod(d, 0o755)
+    for dirpath, _, names in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for name in names:
+            os.chmod(os.path.join(dirpath, name), 0o644)
+    return root
+
+
 def marker():
     """A unique string to tag processes/files a test creates."""
     return "fnboxmark" + secrets.token_hex(8)

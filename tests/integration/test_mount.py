@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from fnboxlib import call, describe, ok, req
+from fnboxlib import call, describe, ok, readable_by_all, req
 
 
 @pytest.fixture
@@ -20,12 +20,7 @@ def project(tmp_path):
     (root / "node_modules" / "lib" / "x.js").write_text("x")
     (root / ".git" / "config").write_text("[core]")
     (root / "secret.txt").write_text("top secret")
-    os.chmod(tmp_path, 0o755)
-    for dirpath, dirnames, filenames in os.walk(root):
-        os.chmod(dirpath, 0o755)
-        for f in filenames:
-            os.chmod(os.path.join(dirpath, f), 0o644)
-    return root
+    return readable_by_all(root, tmp_path)
 
 
 def seed_mount(root, **extra):

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from fnboxlib import call, describe, ok, req
+from fnboxlib import call, describe, ok, readable_by_all, req
 
 EXCLUDE = ["node_modules", ".git", "a/b/secret.txt"]
 # what the function sees of the tree below, recursively, whatever the loading mode
@@ -28,12 +28,7 @@ def project(tmp_path):
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    os.chmod(tmp_path, 0o755)
-    for dirpath, _, names in os.walk(root):
-        os.chmod(dirpath, 0o755)
-        for name in names:
-            os.chmod(os.path.join(dirpath, name), 0o644)
-    return root
+    return readable_by_all(root, tmp_path)
 
 
 def snapshot(root):

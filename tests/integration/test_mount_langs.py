@@ -5,11 +5,10 @@ delete that fails at the operation with the language's own permission error: Pyt
 (errno 13), Node `EACCES` (`e.code`), Ruby `Errno::EACCES`, PHP a warning and a `false` return
 (`error_get_last()` says "Permission denied"). Every denial is in `files.denied`, the host is untouched by
 them, and the request's virtual `files` input is readable in each language."""
-import os
 
 import pytest
 
-from fnboxlib import call, describe, ok, req
+from fnboxlib import call, describe, ok, readable_by_all, req
 
 # Each function returns {read, list, create, deniedCreate, deniedModify, deniedDelete, input}: the value
 # read or "ok", or for a failure the language's own name for it.
@@ -119,12 +118,7 @@ def project(tmp_path):
     (root / "input" / "b.txt").write_text("beta")
     (root / "node_modules" / "lib" / "x.js").write_text("x")
     (root / ".git" / "config").write_text("[core]")
-    os.chmod(tmp_path, 0o755)
-    for dirpath, _, filenames in os.walk(root):
-        os.chmod(dirpath, 0o755)
-        for name in filenames:
-            os.chmod(os.path.join(dirpath, name), 0o644)
-    return root
+    return readable_by_all(root, tmp_path)
 
 
 def mount_of(root):

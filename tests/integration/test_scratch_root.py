@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from fnboxlib import call, describe, failed, ok, req
+from fnboxlib import call, describe, ok, req
 
 CREATE = {
     "python": ("import os\n"

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from fnboxlib import call, describe, ok, req
+from fnboxlib import call, describe, ok, readable_by_all, req
 
 SECRET = "HOST-SECRET-7f3a"
 
@@ -218,10 +218,7 @@ def test_excluded_existence_is_no_oracle(tmp_path, mode):
             (data / "sub" / "node_modules" / "pkg" / "index.js").write_text(SECRET)
             (data / "sub" / ".env").write_text(SECRET)
             (data / "sub" / "deep" / "id_rsa").write_text(SECRET)
-        for dirpath, _, names in os.walk(data):
-            os.chmod(dirpath, 0o755)
-            for name in names:
-                os.chmod(os.path.join(dirpath, name), 0o644)
+        readable_by_all(data)
         before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
         m = mount(data, onPermissionDenied=mode, security={"followSymlinks": True},
                   sync={"mode": "batch"})
