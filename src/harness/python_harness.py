@@ -656,6 +656,15 @@ _INT_REPR = int.__repr__
 _ITERABLE_TYPE_NAMES = frozenset(('range', 'dict_keys', 'dict_values', 'dict_items', 'deque'))
 
 
+def _takes_no_arguments(f):
+    import inspect                               # only for objects that have __json__
+    try:
+        inspect.signature(f).bind()
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
 def _convert(o, slow):
     """Turn a value JSON has no form for into one it has (the table in the protocol doc).
     dict, list, tuple, str, int, float, bool and None never get here."""
@@ -689,9 +698,11 @@ def _convert(o, slow):
     if (t.__module__ or '').startswith('numpy') and hasattr(o, 'tolist'):
         return o.tolist()                        # numpy arrays and scalars
     if not isinstance(o, type):
-        for meth in ('to_dict', 'model_dump', 'to_json'):
+        for meth in ('to_dict', '__json__', 'model_dump', 'to_json'):
             f = getattr(o, meth, None)
             if f is not None and callable(f):
+                if meth == '__json__' and not _takes_no_arguments(f):
+                    continue                     # a framework's __json__(request) (Pyramid) is not for us
                 r = f()
                 if meth == 'to_json' and isinstance(r, (str, bytes)):
                     try:                         # a JSON text: its value

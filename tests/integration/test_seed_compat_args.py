@@ -110,6 +110,17 @@ def test_python_to_dict_and_dataclass_keep_what_they_give():
     assert ok(call(req("python", code, "f"))) == [{"_p": 1}, {"_q": 2}]
 
 
+def test_python_json_hook_with_no_arguments_is_a_conversion():
+    """__json__() is asked like to_dict(); a framework's __json__(request) is not called (its object falls
+    back to __dict__)."""
+    code = ("class J:\n    def __init__(self):\n        self._v = 7\n"
+            "    def __json__(self):\n        return {'v': self._v}\n"
+            "class R:\n    def __init__(self):\n        self.a = 1\n"
+            "    def __json__(self, request):\n        return {'r': 1}\n"
+            "def f():\n    return [J(), R()]\n")
+    assert ok(call(req("python", code, "f"))) == [{"v": 7}, {"a": 1}]
+
+
 # ---------------------------------------------------------------------------------------------------------
 # 3. v0.2 InputSchema places keyword arguments by position.
 
