@@ -46,7 +46,7 @@ static double run_sandbox(char *const *argv, bool inert)
     int rc = fb_sandbox_run(&spec, &out, &err);
     double dt = now_ms() - t0;
     if (rc < 0 || !out.exited || out.exit_code != 0) {
-        fprintf(stderr, "sandbox run of %s failed: %s: %s (exit %d, signal %d)\n", argv[0], err.type, err.message,
+        fprintf(stderr, "sandbox run of %s failed: %s: %s (exit %d, signal %d)\n", argv[0], fb_error_type(&err), err.message,
                 out.exit_code, out.term_signal);
         exit(1);
     }

@@ -122,7 +122,7 @@ static int cache_key(const fb_lang_driver *lang, const char *compiler, const cha
 {
     struct stat st;
     if (stat(compiler, &st) < 0)
-        return fb_set_error(err, "KernelFeatureMissing", errno, "compiler %s", compiler);
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "compiler %s", compiler);
     sha256_ctx c;
     unsigned char md[32];
     sha256_init(&c);
@@ -355,22 +355,22 @@ static int compile_in_sandbox(const char *compiler, const char *script, const ch
     int rc = -1;
     if (o.exited && o.exit_code == 0 && o.result.len > 0 && !o.result.truncated) {
         out->data = fb_buf_steal(&o.result, &out->len);
-        rc = out->data ? 0 : fb_set_error(err, "InternalError", ENOMEM, "compiled program");
+        rc = out->data ? 0 : fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "compiled program");
     } else if (o.timed_out) {
-        fb_set_error(err, "CompileError", 0, "the compiler did not finish within %.0f s", spec.limits.timeout_s);
+        fb_set_error(err, FB_ERR_COMPILE, 0, "the compiler did not finish within %.0f s", spec.limits.timeout_s);
     } else if (o.cancelled) {
-        fb_set_error(err, "CompileError", 0, "the compilation was cancelled");
+        fb_set_error(err, FB_ERR_COMPILE, 0, "the compilation was cancelled");
     } else if (o.oom_killed) {
-        fb_set_error(err, "CompileError", 0, "the compiler ran out of memory (%llu MiB)",
+        fb_set_error(err, FB_ERR_COMPILE, 0, "the compiler ran out of memory (%llu MiB)",
                      (unsigned long long)(FB_COMPILE_MEMORY_BYTES / FB_MiB));
     } else if (!o.exited) {
-        fb_set_error(err, "CompileError", 0, "the compiler was killed by signal %d", o.term_signal);
+        fb_set_error(err, FB_ERR_COMPILE, 0, "the compiler was killed by signal %d", o.term_signal);
     } else {
         size_t dlen = 0;
         char *diag = fb_utf8_sanitize(o.errout.data ? o.errout.data : "", o.errout.len, &dlen);
         while (dlen > 0 && diag[dlen - 1] == '\n')
             diag[--dlen] = '\0';
-        fb_set_error(err, "CompileError", 0, "%s", diag && dlen ? diag : "the compiler failed without a message");
+        fb_set_error(err, FB_ERR_COMPILE, 0, "%s", diag && dlen ? diag : "the compiler failed without a message");
         free(diag);
     }
     fb_sandbox_outcome_free(&o);
@@ -405,7 +405,7 @@ int fb_compile(const fb_lang_driver *lang, const char *code, size_t code_len, co
     const fb_lang_compiler *cc = lang->compiler;
     const char *compiler = fb_lang_find_runtime(lang);
     if (!compiler)
-        return fb_set_error(err, "KernelFeatureMissing", 0, "no %s compiler found (looked for %s); run `fnbox doctor`",
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s compiler found (looked for %s); run `fnbox doctor`",
                             lang->name, lang->runtimes[0]);
     char *src = NULL;
     size_t src_len = 0;

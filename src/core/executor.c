@@ -94,7 +94,7 @@ static int env_put(const char **envp, size_t *e, const char *kv, fb_error *err)
             return 0;
         }
     if (*e >= MAX_ENV - 1)
-        return fb_set_error(err, "InternalError", E2BIG, "more than %d environment variables", MAX_ENV - 1);
+        return fb_set_error(err, FB_ERR_INTERNAL, E2BIG, "more than %d environment variables", MAX_ENV - 1);
     envp[(*e)++] = kv;
     envp[*e] = NULL;
     return 0;
@@ -134,7 +134,7 @@ static int build_exec(const fb_lang_driver *lang, const char *runtime, const cha
     argv[a++] = runtime;
     for (const char *const *p = lang->runtime_args; *p; p++) {
         if (a >= MAX_ARGV - 2)
-            return fb_set_error(err, "InternalError", E2BIG, "%s driver: more than %d runtime arguments", lang->name,
+            return fb_set_error(err, FB_ERR_INTERNAL, E2BIG, "%s driver: more than %d runtime arguments", lang->name,
                                 MAX_ARGV - 3);
         argv[a++] = *p;
     }
@@ -159,7 +159,7 @@ static int target_interpreted(const fb_request *req, const fb_call_plan *plan, r
 {
     const char *runtime = fb_lang_find_runtime(req->lang);
     if (!runtime)
-        return fb_set_error(err, "KernelFeatureMissing", 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
                             req->lang->name, req->lang->runtimes[0]);
     if (req->lang->extra)
         req->lang->extra(runtime, &t->extra);
@@ -173,7 +173,7 @@ static int target_interpreted(const fb_request *req, const fb_call_plan *plan, r
     t->inert_until_input = true; /* the user's code is in the input; harnesses start nothing before it */
     t->input = harness_input(req, plan, &t->input_len);
     if (!t->input)
-        return fb_set_error(err, "InternalError", 0, "out of memory building the harness input");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory building the harness input");
     return 0;
 }
 
@@ -188,7 +188,7 @@ static int target_compiled(const fb_request *req, const fb_call_plan *plan, cons
                                               .executable = true};
     t->input = req->lang->compiler->call_input(plan->args.args, &t->input_len);
     if (!t->input)
-        return fb_set_error(err, "InternalError", 0, "out of memory building the call input");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory building the call input");
     return 0;
 }
 
@@ -243,7 +243,7 @@ static int ask_host(const fb_request *req, const fnbox_call_options *o, fb_error
         snprintf(key, sizeof key, "%.*s", (int)klen, kv);
         reason[0] = '\0';
         if (!o->env(o->permission_ctx, key, kv + klen + 1, reason, sizeof reason))
-            return fb_set_error(err, "PermissionDenied", 0, "permissions.env.%s: denied by the host%s%.400s", key,
+            return fb_set_error(err, FB_ERR_PERMISSION_DENIED, 0, "permissions.env.%s: denied by the host%s%.400s", key,
                                 reason[0] ? ": " : "", reason);
     }
     if (!o->command)
@@ -251,14 +251,14 @@ static int ask_host(const fb_request *req, const fnbox_call_options *o, fb_error
     if (p->exec_any) {
         reason[0] = '\0';
         if (!o->command(o->permission_ctx, "*", NULL, reason, sizeof reason))
-            return fb_set_error(err, "PermissionDenied", 0, "permissions.childProcess: running any command was "
+            return fb_set_error(err, FB_ERR_PERMISSION_DENIED, 0, "permissions.childProcess: running any command was "
                                 "denied by the host%s%.400s", reason[0] ? ": " : "", reason);
         return 0;
     }
     for (size_t i = 0; i < p->nexec_names; i++) {
         reason[0] = '\0';
         if (!o->command(o->permission_ctx, p->exec_names[i], p->exec_allow[p->exec_index[i]], reason, sizeof reason))
-            return fb_set_error(err, "PermissionDenied", 0, "permissions.childProcess[%zu]: command '%.64s' denied by "
+            return fb_set_error(err, FB_ERR_PERMISSION_DENIED, 0, "permissions.childProcess[%zu]: command '%.64s' denied by "
                                 "the host%s%.400s", i, p->exec_names[i], reason[0] ? ": " : "", reason);
     }
     return 0;
@@ -338,8 +338,14 @@ static int fail_result(const fb_error *err, int code, int exit_code, double t0, 
 
 static int setup_code(const fb_error *err)
 {
-    bool setup = strcmp(err->type, "SandboxSetupFailed") == 0 || strcmp(err->type, "KernelFeatureMissing") == 0;
-    return setup ? FNBOX_SANDBOX_FAILED : strcmp(err->type, "InvalidRequest") == 0 ? FNBOX_INVALID_REQUEST : FNBOX_OK;
+    switch (fb_errkind_family(err->kind)) {
+    case FB_ERRFAM_SETUP:
+        return FNBOX_SANDBOX_FAILED;
+    case FB_ERRFAM_REQUEST:
+        return FNBOX_INVALID_REQUEST;
+    default:
+        return FNBOX_OK;
+    }
 }
 
 FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_call_options *options, char **result,

@@ -13,7 +13,7 @@
 #include "lang/plan.h"
 #include "util/json.h"
 
-#define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
+#define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
 
 typedef struct infer_input {
     json_t *root; /* owned */
@@ -85,16 +85,16 @@ static int choose(const infer_input *in, const fb_sig_list *found, const char **
         *name = in->name;
         *sig = fb_sig_list_find(found, in->name);
         if (!*sig && !in->schema)
-            return fb_set_error(err, "FunctionNotFound", 0, "functionName: no top-level function '%.64s' in the code%s%s%s",
+            return fb_set_error(err, FB_ERR_FUNCTION_NOT_FOUND, 0, "functionName: no top-level function '%.64s' in the code%s%s%s",
                                 in->name, found->nfuncs ? " (it defines " : "", list, found->nfuncs ? ")" : "");
         return 0;
     }
     if (found->nfuncs == 0)
-        return fb_set_error(err, "FunctionNotFound", 0, "code: defines no top-level function to describe");
+        return fb_set_error(err, FB_ERR_FUNCTION_NOT_FOUND, 0, "code: defines no top-level function to describe");
     size_t n = 0;
     *sig = fb_sig_list_choose(found, in->lang->underscore_private, &n, list, sizeof list); /* as a call does */
     if (!*sig)
-        return fb_set_error(err, "AmbiguousFunction", 0,
+        return fb_set_error(err, FB_ERR_AMBIGUOUS_FUNCTION, 0,
                             "functionName: the code defines %zu top-level functions (%s); name the one to describe",
                             n, list);
     *name = (*sig)->name;
@@ -146,7 +146,7 @@ static json_t *describe(const infer_input *in, const char *format, fb_error *err
     if (desc)
         out = render(format, name, desc, params, in->schema ? "schema" : "inferred");
     if (!out)
-        fb_set_error(err, "InternalError", ENOMEM, "out of memory describing the function");
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "out of memory describing the function");
 done:
     free(summary);
     free(desc);
@@ -170,7 +170,7 @@ FNBOX_API int fnbox_infer(const char *request, size_t request_len, const char *f
     for (size_t i = 0; i < sizeof k_formats / sizeof *k_formats; i++)
         known |= strcmp(format, k_formats[i]) == 0;
     if (!known)
-        fb_set_error(&err, "InvalidRequest", 0, "format: unknown format '%.64s' (jsonschema, openai, anthropic, mcp)",
+        fb_set_error(&err, FB_ERR_INVALID_REQUEST, 0, "format: unknown format '%.64s' (jsonschema, openai, anthropic, mcp)",
                      format);
     else if (parse_input(request, request_len, &in, &err) == 0)
         out = describe(&in, format, &err);
@@ -183,7 +183,7 @@ FNBOX_API int fnbox_infer(const char *request, size_t request_len, const char *f
         *result_len = strlen(*result);
         return FNBOX_OK;
     }
-    if (strcmp(err.type, "InternalError") == 0)
+    if (fb_errkind_family(err.kind) == FB_ERRFAM_FNBOX)
         return FNBOX_NO_RESULT;
     fb_result res;
     if (fb_result_from_error(&res, &err, 1, 0) < 0)

@@ -14,8 +14,8 @@
 #include "core/limits.h"
 #include "util/json.h"
 
-#define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
-#define OOM(what) fb_set_error(err, "InternalError", ENOMEM, "%s: out of memory", what)
+#define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
+#define OOM(what) fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s: out of memory", what)
 
 static const struct {
     const char *name;

@@ -14,8 +14,8 @@
 #include "core/limits.h"
 #include "util/json.h"
 
-#define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
-#define OOM(what) fb_set_error(err, "InternalError", ENOMEM, "%s", what)
+#define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
+#define OOM(what) fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s", what)
 
 static const char *const k_root_fields[] = {
     "language", "code", "functionName", "args", "kwargs", "schema", "files", "mount", "workdir",
@@ -321,7 +321,7 @@ static int parse_mount(json_t *v, const char *name, fb_request *r, fb_error *err
 {
     r->mount = calloc(1, sizeof *r->mount);
     if (!r->mount)
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "mount");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "mount");
     return fb_mount_config_parse_ex(v, name, r->permissions.fs_all, r->mount, err);
 }
 

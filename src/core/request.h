@@ -39,7 +39,7 @@ typedef struct fb_request {
     fb_call_limits limits;
 } fb_request;
 
-/* Parses text (len bytes, need not be NUL-terminated). On failure err->type is "InvalidRequest" and the
+/* Parses text (len bytes, need not be NUL-terminated). On failure the kind is FB_ERR_INVALID_REQUEST and the
  * message names the field. On success the caller owns *out (fb_request_free). */
 int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *err);
 void fb_request_free(fb_request *r);

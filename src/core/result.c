@@ -31,9 +31,9 @@ static void set_error(json_t *obj, const char *type, const char *message, const 
 }
 
 /* A limit was hit: the error also says which (`limit`, the request field) and why, in a sentence. */
-static void set_limit_error(json_t *obj, const char *type, const char *message, const char *limit, const char *reason)
+static void set_limit_error(json_t *obj, fb_errkind kind, const char *message, const char *limit, const char *reason)
 {
-    set_error(obj, type, message, NULL);
+    set_error(obj, fb_errkind_name(kind), message, NULL);
     json_t *e = json_object_get(obj, "error");
     json_object_set_new(e, "limit", json_string(limit));
     set_text(e, "reason", reason, strlen(reason));
@@ -69,7 +69,7 @@ int fb_result_from_error(fb_result *r, const fb_error *err, int exit_code, doubl
     if (!r->obj)
         return -1;
     set_status(r->obj, "error");
-    set_error(r->obj, err->type[0] ? err->type : "Error", err->message, NULL);
+    set_error(r->obj, fb_error_type(err), err->message, NULL);
     json_object_set_new(r->obj, "stdout", json_string(""));
     json_object_set_new(r->obj, "stderr", json_string(""));
     json_object_set_new(r->obj, "exitCode", json_integer(exit_code));
@@ -111,7 +111,7 @@ static void fsize_error(fb_result *r, const fb_result_limits *lim)
              "the result channel is a file, which limits.fileSizeBytes (%s) bounds; return less, or raise "
              "fileSizeBytes and resultBytes",
              size);
-    set_limit_error(r->obj, "ResultTooLarge", msg, "fileSizeBytes", reason);
+    set_limit_error(r->obj, FB_ERR_RESULT_TOO_LARGE, msg, "fileSizeBytes", reason);
 }
 
 static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off, const fb_result_limits *lim)
@@ -136,7 +136,7 @@ static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off, c
                  "the return value took more than limits.resultBytes (%s) on the result channel; return less, or "
                  "raise limits.resultBytes",
                  size);
-        set_limit_error(r->obj, "ResultTooLarge", msg, "resultBytes", reason);
+        set_limit_error(r->obj, FB_ERR_RESULT_TOO_LARGE, msg, "resultBytes", reason);
         return 1;
     }
     if (!v) {
@@ -147,7 +147,7 @@ static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off, c
         else
             snprintf(msg, sizeof msg, "the return value on the result channel is not valid JSON (%s at byte %d)",
                      jerr.text, jerr.position);
-        set_error(r->obj, "SerializationError", msg, NULL);
+        set_error(r->obj, fb_errkind_name(FB_ERR_SERIALIZATION), msg, NULL);
         return 1;
     }
     json_decref(v);
@@ -198,7 +198,7 @@ static void from_signal(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
                  "limits.memoryBytes (%s), and the kernel's out-of-memory killer ended them; use less memory, or "
                  "raise limits.memoryBytes",
                  size);
-        set_limit_error(r->obj, "MemoryLimitExceeded", msg, "memoryBytes", reason);
+        set_limit_error(r->obj, FB_ERR_MEMORY_LIMIT, msg, "memoryBytes", reason);
     } else if (o->term_signal == SIGXCPU) {
         unsigned long long cpu = lim->cpu_seconds;
         snprintf(msg, sizeof msg, "the function used more than %llu s of CPU time and was killed", cpu);
@@ -207,7 +207,7 @@ static void from_signal(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
                  "threads running in parallel reach before the wall clock does); use less CPU, or raise "
                  "limits.cpuSeconds",
                  cpu, FB_CPU_SLACK_S);
-        set_limit_error(r->obj, "CpuLimitExceeded", msg, "cpuSeconds", reason);
+        set_limit_error(r->obj, FB_ERR_CPU_LIMIT, msg, "cpuSeconds", reason);
     } else if (o->term_signal == SIGXFSZ) {
         human_size(lim->file_size_bytes, size, sizeof size);
         snprintf(msg, sizeof msg, "the function wrote a file larger than %s and was killed", size);
@@ -215,12 +215,12 @@ static void from_signal(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
                  "a write would have grown a file beyond limits.fileSizeBytes (%s); the runtime did not catch "
                  "SIGXFSZ (Python does, and raises OSError EFBIG instead)",
                  size);
-        set_limit_error(r->obj, "FileSizeLimitExceeded", msg, "fileSizeBytes", reason);
+        set_limit_error(r->obj, FB_ERR_FILE_SIZE_LIMIT, msg, "fileSizeBytes", reason);
     } else {
         snprintf(msg, sizeof msg, "the process was killed by signal %d (SIG%s: %s)", o->term_signal,
                  sigabbrev_np(o->term_signal) ? sigabbrev_np(o->term_signal) : "?",
                  sigdescr_np(o->term_signal) ? sigdescr_np(o->term_signal) : "unknown");
-        set_error(r->obj, "Crash", msg, NULL);
+        set_error(r->obj, fb_errkind_name(FB_ERR_CRASH), msg, NULL);
     }
 }
 
@@ -234,11 +234,11 @@ static void from_status(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
                  "the call's wall-clock time reached its timeout of %g s, and every process of the call was killed; "
                  "raise `timeout` (at most %g s)",
                  lim->timeout_s, FB_MAX_TIMEOUT_S);
-        set_limit_error(r->obj, "TimeoutError", msg, "timeout", reason);
+        set_limit_error(r->obj, FB_ERR_TIMEOUT, msg, "timeout", reason);
         *exit_code = 124;
     } else if (o->cancelled) {
         set_status(r->obj, "terminated");
-        set_error(r->obj, "Terminated", "the call was terminated before the function finished", NULL);
+        set_error(r->obj, fb_errkind_name(FB_ERR_TERMINATED), "the call was terminated before the function finished", NULL);
         *exit_code = 143;
     } else if (o->term_signal) {
         set_status(r->obj, "crash");
@@ -247,7 +247,7 @@ static void from_status(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
     } else {
         set_status(r->obj, "error");
         snprintf(msg, sizeof msg, "the process exited with code %d without returning a result", o->exit_code);
-        set_error(r->obj, "NoResult", msg, NULL);
+        set_error(r->obj, fb_errkind_name(FB_ERR_NO_RESULT), msg, NULL);
         *exit_code = o->exit_code ? o->exit_code : 1;
     }
 }
@@ -266,7 +266,7 @@ int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, const fb_result_
     memset(r, 0, sizeof *r);
     r->obj = json_object();
     if (!r->obj)
-        return fb_set_error(err, "InternalError", 0, "out of memory");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory");
     size_t off = 0;
     int exit_code = 0;
     json_t *h = (o->timed_out || o->cancelled) ? NULL : parse_header(&o->result, &off);
@@ -277,7 +277,7 @@ int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, const fb_result_
         from_status(r, o, lim, &exit_code);
     json_decref(h);
     if (rc < 0)
-        return fb_set_error(err, "InternalError", 0, "out of memory");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory");
     if (!fb_defence_disabled("output-limit")) { /* test builds: the sandbox's caps and these both off */
         cap_stream(&o->out, lim->stdout_bytes);
         cap_stream(&o->errout, lim->stderr_bytes);

@@ -14,8 +14,8 @@
 #include "fs/sync.h"
 #include "util/json.h"
 
-#define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
-#define OOM(what) fb_set_error(err, "InternalError", ENOMEM, "%s: out of memory", what)
+#define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
+#define OOM(what) fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s: out of memory", what)
 
 static const char *const k_fields[] = {"changes", "mount", "onError"};
 static const char *const k_kinds[] = {"created", "modified", "deleted"}; /* fb_change_kind order */
@@ -228,7 +228,7 @@ static int finish(json_t *out, const fb_error *e, int rc, char **result, size_t 
         return rc;
     }
     if (out && e && fb_error_is_set(e)) {
-        json_t *eo = json_pack("{s:s, s:s}", "message", e->message, "type", e->type);
+        json_t *eo = json_pack("{s:s, s:s}", "message", e->message, "type", fb_error_type(e));
         if (!eo || json_object_set_new(out, "error", eo) < 0)
             rc = FNBOX_NO_RESULT;
         json_object_set_new(out, "success", json_false());
@@ -253,17 +253,17 @@ FNBOX_API int fnbox_sync(const char *input, size_t input_len, char **result, siz
     bool have_mount = false;
     if (input_len > FB_MAX_REQUEST_BYTES) {
         rc = FNBOX_INVALID_REQUEST;
-        fb_set_error(&err, "InvalidRequest", 0, "input: %zu bytes is more than the maximum of %llu", input_len,
+        fb_set_error(&err, FB_ERR_INVALID_REQUEST, 0, "input: %zu bytes is more than the maximum of %llu", input_len,
                      (unsigned long long)FB_MAX_REQUEST_BYTES);
     } else {
         json_error_t jerr;
         root = fb_json_loadb(input, input_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
         if (!root) {
             rc = FNBOX_INVALID_REQUEST;
-            fb_set_error(&err, "InvalidRequest", 0, "input: malformed JSON at line %d, column %d: %s", jerr.line,
+            fb_set_error(&err, FB_ERR_INVALID_REQUEST, 0, "input: malformed JSON at line %d, column %d: %s", jerr.line,
                          jerr.column, jerr.text);
         } else if (parse_input(root, &changes, &mount, &on_error, &err) < 0) {
-            rc = strcmp(err.type, "InvalidRequest") == 0 ? FNBOX_INVALID_REQUEST : FNBOX_NO_RESULT;
+            rc = fb_errkind_family(err.kind) == FB_ERRFAM_REQUEST ? FNBOX_INVALID_REQUEST : FNBOX_NO_RESULT;
         } else {
             have_mount = true;
         }
@@ -272,7 +272,7 @@ FNBOX_API int fnbox_sync(const char *input, size_t input_len, char **result, siz
     if (have_mount) {
         fb_sync_options opt = {.on_error = on_error};
         if (fb_sync_apply_ex(&mount, &changes, &opt, &rep, &err) < 0)
-            rc = strcmp(err.type, "KernelFeatureMissing") == 0 ? FNBOX_SANDBOX_FAILED : FNBOX_NO_RESULT;
+            rc = err.kind == FB_ERR_KERNEL_FEATURE ? FNBOX_SANDBOX_FAILED : FNBOX_NO_RESULT;
         else if (rep.failed > 0 || rep.rollback_failed)
             rc = 1;
         fb_mount_config_free(&mount);

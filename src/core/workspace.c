@@ -11,7 +11,7 @@
 #include "util/base64.h"
 #include "util/utf8.h"
 
-#define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
+#define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
 
 static const char *const k_scratch_roots[] = {"/tmp", "/dev/shm"}; /* besides the workdir */
 
@@ -22,7 +22,7 @@ static int decode_base64(const char *key, const char *s, size_t len, unsigned ch
 {
     int rc = fb_base64_decode(s, len, out, out_len);
     if (rc == -2)
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "files[\"%.200s\"]: decoding base64", key);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "files[\"%.200s\"]: decoding base64", key);
     return rc < 0 ? BAD("files[\"%.200s\"].base64: not valid base64", key) : 0;
 }
 
@@ -32,7 +32,7 @@ static int file_content(const char *key, json_t *v, unsigned char **data, size_t
         *len = json_string_length(v);
         *data = malloc(*len + 1);
         if (!*data)
-            return fb_set_error(err, "OutOfMemory", ENOMEM, "files[\"%.200s\"]", key);
+            return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "files[\"%.200s\"]", key);
         memcpy(*data, json_string_value(v), *len);
         return 0;
     }
@@ -140,7 +140,7 @@ static int place_file(fb_workspace *ws, const char *key, const char *path, unsig
     char *p = strdup(path);
     if (!p) {
         free(data);
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "files[\"%.200s\"]", key);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "files[\"%.200s\"]", key);
     }
     *f = (fb_sandbox_file){.path = p, .data = (const char *)data, .len = len};
     ws->nuser++;
@@ -157,7 +157,7 @@ static int stage_files(fb_workspace *ws, const fb_sandbox_limits *lim, fb_error 
         return BAD("files: %zu entries is more than the maximum of %d", n, FB_MAX_REQUEST_FILES);
     ws->user_files = calloc(n ? n : 1, sizeof *ws->user_files);
     if (!ws->user_files)
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "files");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "files");
     uint64_t total = 0;
     const char *key;
     json_t *v;
@@ -376,7 +376,7 @@ int fb_workspace_sync(fb_workspace *ws, bool call_succeeded, fb_error *err)
         return 0; /* manual: the caller applies a subset later (`fnbox sync`); failed call: nothing by default */
     for (size_t i = 0; i < ws->nfs; i++)
         if (fb_mountfs_failure(ws->fs[i]))
-            return fb_set_error(err, "SyncFailed", EIO, "mount %s failed during the call (%s): nothing synced",
+            return fb_set_error(err, FB_ERR_SYNC_FAILED, EIO, "mount %s failed during the call (%s): nothing synced",
                                 ws->fs[i] ? ws->fuse_paths[i] : "?", fb_mountfs_failure(ws->fs[i]));
     fb_change_list in_mounts = {0};
     int rc = 0;
@@ -388,7 +388,7 @@ int fb_workspace_sync(fb_workspace *ws, bool call_succeeded, fb_error *err)
             continue;
         unsigned char *content = NULL;
         if (c->has_content && c->content_len && !(content = malloc(c->content_len)))
-            rc = fb_set_error(err, "OutOfMemory", ENOMEM, "sync of %s", c->path);
+            rc = fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "sync of %s", c->path);
         else if (content)
             memcpy(content, c->content, c->content_len);
         if (rc == 0)
@@ -403,7 +403,7 @@ int fb_workspace_sync(fb_workspace *ws, bool call_succeeded, fb_error *err)
         rc = fb_sync_apply_ex(m, &in_mounts, &opt, &rep, err);
         ws->sync_report = fb_sync_report_json(&rep);
         if (rc == 0 && !ws->sync_report)
-            rc = fb_set_error(err, "OutOfMemory", ENOMEM, "sync report");
+            rc = fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "sync report");
     }
     fb_sync_report_free(&rep);
     fb_change_list_free(&in_mounts);

@@ -12,7 +12,7 @@ static int grow(void **v, size_t *cap, size_t n, size_t elem, fb_error *err)
     size_t ncap = *cap ? *cap * 2 : 16;
     void *nv = reallocarray(*v, ncap, elem);
     if (!nv)
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "change list: cannot grow to %zu entries", ncap);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "change list: cannot grow to %zu entries", ncap);
     *v = nv;
     *cap = ncap;
     return 0;
@@ -25,7 +25,7 @@ int fb_change_add(fb_change_list *l, fb_change_kind kind, fb_file_type type, con
     if (!p || grow((void **)&l->v, &l->cap, l->n, sizeof *l->v, err) < 0) {
         free(p);
         free(content);
-        return p ? -1 : fb_set_error(err, "OutOfMemory", ENOMEM, "change list: copy of path %s", path);
+        return p ? -1 : fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "change list: copy of path %s", path);
     }
     l->v[l->n++] = (fb_change){.kind = kind, .type = type, .path = p, .size = size, .mode = mode,
                                .content = content, .content_len = content_len, .has_content = has_content};
@@ -59,7 +59,7 @@ int fb_denial_add(fb_denial_list *l, const char *path, const char *operation, co
         bool oom = !p || !r;
         free(p);
         free(r);
-        return oom ? fb_set_error(err, "OutOfMemory", ENOMEM, "denial list: copy of %s", path) : -1;
+        return oom ? fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "denial list: copy of %s", path) : -1;
     }
     l->v[l->n++] = (fb_denial){.path = p, .operation = operation, .rule = r};
     return 0;

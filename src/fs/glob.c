@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ERR_TYPE "InvalidPattern"
+#define ERR_TYPE FB_ERR_INVALID_PATTERN
 #define MAX_REWRITES 64                     /* bash's `{a},b}` quirk: restarts of the scan per set */
 #define TMP_ARENA_LIMIT ((size_t)16 << 20) /* all the work of one brace expansion */
 #define ROW_WORDS ((FB_GLOB_MAX_SEGMENTS + 1 + 63) / 64)
@@ -194,7 +194,7 @@ static int x_fail_alloc(xctx *x)
 {
     if (x->tmp->over_limit)
         return fb_set_error(x->err, ERR_TYPE, 0, "brace expansion is too large");
-    return fb_set_error(x->err, ERR_TYPE, 12 /* ENOMEM */, "brace expansion");
+    return fb_set_error(x->err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "brace expansion");
 }
 
 static int sv_push(xctx *x, svlist *l, const char *p, size_t n)
@@ -771,7 +771,7 @@ static int compile_segment(arena *mem, const char *s, size_t n, part *p, fb_erro
     }
     return 0;
 nomem:
-    return fb_set_error(err, ERR_TYPE, 12 /* ENOMEM */, "compiling a glob");
+    return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "compiling a glob");
 }
 
 /* Splits like JS `s.split(/\/+/)`: "" is [""], "/a" is ["", "a"], "a/" is ["a", ""]. */
@@ -843,7 +843,7 @@ static int compile_row(fb_glob *g, const char *s, size_t n, row *r, fb_error *er
         segs[nsegs++] = (sv){s, 0};
     r->parts = arena_alloc(&g->mem, nsegs * sizeof *r->parts);
     if (!r->parts)
-        return fb_set_error(err, ERR_TYPE, 12 /* ENOMEM */, "compiling a glob");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "compiling a glob");
     r->nparts = nsegs;
     for (size_t k = 0; k < nsegs; k++) {
         memset(&r->parts[k], 0, sizeof r->parts[k]);
@@ -868,7 +868,7 @@ fb_glob *fb_glob_compile_n(const char *pattern, size_t len, fb_error *err)
     }
     fb_glob *g = calloc(1, sizeof *g);
     if (!g) {
-        fb_set_error(err, ERR_TYPE, 12 /* ENOMEM */, "compiling a glob");
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "compiling a glob");
         return NULL;
     }
     g->mem.limit = SIZE_MAX;
@@ -903,7 +903,7 @@ fb_glob *fb_glob_compile_n(const char *pattern, size_t len, fb_error *err)
         goto fail;
     g->rows = arena_alloc(&g->mem, (alts.n ? alts.n : 1) * sizeof *g->rows);
     if (!g->rows) {
-        fb_set_error(err, ERR_TYPE, 12 /* ENOMEM */, "compiling a glob");
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "compiling a glob");
         goto fail;
     }
     memset(g->rows, 0, (alts.n ? alts.n : 1) * sizeof *g->rows);

@@ -11,8 +11,8 @@
 
 #include "util/json.h"
 
-#define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
-#define OOM(what) fb_set_error(err, "InternalError", ENOMEM, "%s: out of memory", what)
+#define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
+#define OOM(what) fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s: out of memory", what)
 
 /* The sandbox's own directories (rootfs.c binds them read-only, /.fnbox holds the harness): a mount
  * there would hide or replace them. */

@@ -993,14 +993,14 @@ int fb_mountfs_open(const fb_mount_config *cfg, const fb_mount_dir *dir, uint64_
 {
     fb_mountfs *fs = calloc(1, sizeof *fs);
     if (!fs)
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "mount %s", dir->virtual_path);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "mount %s", dir->virtual_path);
     fs->cfg = cfg;
     fs->dir = dir;
     fs->fuse_fd = fs->stop_fd = fs->root_fd = -1;
     fs->ov.max_bytes = max_upper_bytes;
     fs->root_fd = open(dir->host_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fs->root_fd < 0) {
-        fb_set_error(err, "InvalidRequest", errno, "mount.dirs[\"%s\"]: cannot open host directory %s",
+        fb_set_error(err, FB_ERR_INVALID_REQUEST, errno, "mount.dirs[\"%s\"]: cannot open host directory %s",
                      dir->virtual_path, dir->host_path);
         goto fail;
     }
@@ -1009,7 +1009,7 @@ int fb_mountfs_open(const fb_mount_config *cfg, const fb_mount_dir *dir, uint64_
         memcpy(fs->root_path, root, strlen(root) + 1);
     fs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fs->stop_fd < 0) {
-        fb_set_error(err, "SandboxSetupFailed", errno, "mount %s: eventfd", dir->virtual_path);
+        fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "mount %s: eventfd", dir->virtual_path);
         goto fail;
     }
     if (cfg->load == FB_LOAD_EAGER && (cfg->max_file_size || cfg->max_total_size)) {
@@ -1033,11 +1033,11 @@ int fb_mountfs_add_file(fb_mountfs *fs, const char *rel, const void *data, size_
 {
     ov_entry *e = ov_put(&fs->ov, rel, OV_FILE, 0644);
     if (!e || ov_set_data(&fs->ov, e, data, len) < 0)
-        return fb_set_error(err, "InvalidRequest", ENOSPC, "files: %s/%s does not fit in the mount's limit",
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, ENOSPC, "files: %s/%s does not fit in the mount's limit",
                             fs->dir->virtual_path, rel);
     e->baseline = true;
     if (len && !(e->baseline_data = malloc(len)))
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "files: %s/%s", fs->dir->virtual_path, rel);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "files: %s/%s", fs->dir->virtual_path, rel);
     if (len)
         memcpy(e->baseline_data, data, len);
     e->baseline_len = len;
@@ -1051,7 +1051,7 @@ int fb_mountfs_add_file(fb_mountfs *fs, const char *rel, const void *data, size_
             break;
         ov_entry *d = ov_put(&fs->ov, buf, OV_DIR, 0755);
         if (!d)
-            return fb_set_error(err, "OutOfMemory", ENOMEM, "files: %s/%s", fs->dir->virtual_path, buf);
+            return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "files: %s/%s", fs->dir->virtual_path, buf);
         d->baseline = true;
     }
     return 0;
@@ -1092,16 +1092,16 @@ int fb_mountfs_serve(fb_mountfs *fs, int fuse_fd, fb_error *err)
     fs->fuse = fuse_new(&args, &k_ops, sizeof k_ops, fs);
     fuse_opt_free_args(&args); /* fuse_new may have made its own copy of argv */
     if (!fs->fuse)
-        return fb_set_error(err, "SandboxSetupFailed", 0, "mount %s: fuse_new failed", fs->dir->virtual_path);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, 0, "mount %s: fuse_new failed", fs->dir->virtual_path);
     /* "/dev/fd/N" tells libfuse the connection is already mounted (by the sandbox, in its namespace) */
     snprintf(mnt, sizeof mnt, "/dev/fd/%d", fuse_fd);
     if (fuse_mount(fs->fuse, mnt) != 0)
-        return fb_set_error(err, "SandboxSetupFailed", 0, "mount %s: fuse_mount(%s) failed",
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, 0, "mount %s: fuse_mount(%s) failed",
                             fs->dir->virtual_path, mnt);
     fs->fuse_fd = -1; /* the session owns it now */
     int rc = pthread_create(&fs->thread, NULL, serve_loop, fs);
     if (rc != 0)
-        return fb_set_error(err, "SandboxSetupFailed", rc, "mount %s: starting the server thread",
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, rc, "mount %s: starting the server thread",
                             fs->dir->virtual_path);
     fs->running = true;
     return 0;
@@ -1188,7 +1188,7 @@ static int change_of(fb_mountfs *fs, const ov_entry *e, bool with_content, fb_ch
     unsigned char *content = NULL;
     bool keep = with_content && e->kind != OV_DIR;
     if (keep && e->len && !(content = malloc(e->len)))
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "change of %s", vpath);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "change of %s", vpath);
     if (content)
         memcpy(content, e->data, e->len);
     return fb_change_add(out, on_host ? FB_CHANGE_MODIFIED : FB_CHANGE_CREATED, t, vpath,

@@ -48,7 +48,7 @@ static const char *explain(int e)
 
 static int host_error(fb_error *err, int e, const char *rel)
 {
-    fb_set_error(err, "HostPathError", 0, "host path %s: %s", *rel ? rel : ".", explain(e));
+    fb_set_error(err, FB_ERR_HOST_PATH, 0, "host path %s: %s", *rel ? rel : ".", explain(e));
     if (err)
         err->err_no = e;
     return -1;
@@ -89,7 +89,7 @@ int fb_resolve_available(fb_error *err)
     }
     if (st > 0)
         return 0;
-    return fb_set_error(err, "KernelFeatureMissing", 0,
+    return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0,
                         "openat2 with RESOLVE_BENEATH is not available (needs Linux 5.6 or later, and a seccomp "
                         "policy that allows it); fnbox refuses to write host files without beneath-only path "
                         "resolution (see `fnbox doctor`)");
@@ -101,19 +101,19 @@ int fb_resolve_check_rel(const char *rel, const char *what, fb_error *err)
     if (total == 0)
         return 0;
     if (total >= PATH_MAX)
-        return fb_set_error(err, "HostPathError", 0, "%s: path is %zu bytes long (at most %d)", what, total,
+        return fb_set_error(err, FB_ERR_HOST_PATH, 0, "%s: path is %zu bytes long (at most %d)", what, total,
                             PATH_MAX - 1);
     const char *p = rel;
     for (;;) {
         const char *slash = strchr(p, '/');
         size_t n = slash ? (size_t)(slash - p) : strlen(p);
         if (n == 0)
-            return fb_set_error(err, "HostPathError", 0, "%s: empty path segment (leading, trailing or doubled '/')",
+            return fb_set_error(err, FB_ERR_HOST_PATH, 0, "%s: empty path segment (leading, trailing or doubled '/')",
                                 what);
         if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-            return fb_set_error(err, "HostPathError", 0, "%s: '%.*s' segments are not allowed", what, (int)n, p);
+            return fb_set_error(err, FB_ERR_HOST_PATH, 0, "%s: '%.*s' segments are not allowed", what, (int)n, p);
         if (n > NAME_MAX)
-            return fb_set_error(err, "HostPathError", 0,
+            return fb_set_error(err, FB_ERR_HOST_PATH, 0,
                                 "%s: file name too long (%zu bytes; at most %d bytes per name)", what, n, NAME_MAX);
         if (!slash)
             return 0;
@@ -126,11 +126,11 @@ int fb_resolve_open_root(const char *host_path, fb_error *err)
     if (fb_resolve_available(err) < 0)
         return -1;
     if (host_path[0] != '/')
-        return fb_set_error(err, "HostPathError", 0, "mount root %s: not an absolute path", host_path);
+        return fb_set_error(err, FB_ERR_HOST_PATH, 0, "mount root %s: not an absolute path", host_path);
     int fd = open(host_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        fb_set_error(err, "HostPathError", 0, "mount root %s: %s", host_path,
+        fb_set_error(err, FB_ERR_HOST_PATH, 0, "mount root %s: %s", host_path,
                      e == ELOOP || e == ENOTDIR ? "is not a directory (or became a symbolic link)" : strerror(e));
         if (err)
             err->err_no = e;
@@ -158,7 +158,7 @@ int fb_resolve_open(int root_fd, const char *rel, int flags, mode_t mode, fb_err
 int fb_resolve_open_parent(int root_fd, const char *rel, const char **base, fb_error *err)
 {
     if (!*rel)
-        return fb_set_error(err, "HostPathError", 0, "the mount root itself has no parent inside the mount");
+        return fb_set_error(err, FB_ERR_HOST_PATH, 0, "the mount root itself has no parent inside the mount");
     const char *slash = strrchr(rel, '/');
     *base = slash ? slash + 1 : rel;
     if (!slash)
@@ -166,7 +166,7 @@ int fb_resolve_open_parent(int root_fd, const char *rel, const char **base, fb_e
     size_t n = (size_t)(slash - rel);
     char *dir = strndup(rel, n);
     if (!dir)
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "host path %s", rel);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "host path %s", rel);
     int fd = fb_resolve_open(root_fd, dir, O_RDONLY | O_DIRECTORY, 0, err);
     free(dir);
     return fd;
@@ -187,7 +187,7 @@ int fb_resolve_mkdirs(int root_fd, const char *rel_dir, mode_t mode, size_t *cre
     }
     char *buf = strdup(rel_dir);
     if (!buf)
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "host path %s", rel_dir);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "host path %s", rel_dir);
     /* Walk the components: open each prefix beneath the root; create what is missing. */
     int dfd = fb_resolve_open(root_fd, "", O_RDONLY | O_DIRECTORY, 0, err);
     for (size_t i = 0; dfd >= 0 && i < len;) {

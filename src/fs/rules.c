@@ -9,7 +9,7 @@
 #include "fs/glob.h"
 #include "util/json.h"
 
-#define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
+#define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
 #define ALL_OPS ((1u << FB_OP_COUNT) - 1)
 #define OPS_EXPECTED "(expected read, list, create, modify, delete or \"*\")"
 #define MAX_FULL_PATH 8192 /* virtual root + "/" + relative path; longer ones are denied */
@@ -147,8 +147,8 @@ static int compile_into(const char *pattern, const char *where, fb_glob **out, f
 {
     *out = fb_glob_compile(pattern, err);
     if (!*out) {
-        if (err && strcmp(err->type, "InvalidPattern") == 0)
-            snprintf(err->type, sizeof err->type, "InvalidRequest");
+        if (err && err->kind == FB_ERR_INVALID_PATTERN)
+            err->kind = FB_ERR_INVALID_REQUEST;
         return fb_wrap_error(err, "%s", where);
     }
     return 0;
@@ -201,7 +201,7 @@ static int parse_rule(const json_t *v, const char *field, size_t i, rule *out, f
     out->index = i;
     if (asprintf(&out->desc, "rules[%zu] \"%s\"", i, p) < 0) {
         out->desc = NULL;
-        return fb_set_error(err, "InvalidRequest", 12 /* ENOMEM */, "%s", where);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "%s", where);
     }
     return 0;
 }
@@ -246,7 +246,7 @@ static int parse_exclude(const json_t *v, const char *field, size_t i, rule *out
     rc = 0;
     goto out;
 nomem:
-    fb_set_error(err, "InvalidRequest", 12 /* ENOMEM */, "%s", where);
+    fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "%s", where);
 out:
     free(self);
     free(below);
@@ -263,7 +263,7 @@ static int parse_list(const json_t *v, const char *field, const char *name, item
     size_t count = json_array_size(v);
     *out = calloc(count ? count : 1, sizeof **out);
     if (!*out)
-        return fb_set_error(err, "InvalidRequest", 12 /* ENOMEM */, "%s.%s", field, name);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "%s.%s", field, name);
     for (*n = 0; *n < count; (*n)++)
         if (parse(json_array_get(v, *n), field, *n, &(*out)[*n], err) < 0) {
             (*n)++; /* the failed one may hold partial allocations */
@@ -285,7 +285,7 @@ int fb_rules_parse(const json_t *perm, const char *field, fb_rules **out, fb_err
     *out = NULL;
     fb_rules *r = calloc(1, sizeof *r);
     if (!r)
-        return fb_set_error(err, "InvalidRequest", 12 /* ENOMEM */, "%s", field);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "%s", field);
     r->defaults[FB_OP_READ] = r->defaults[FB_OP_LIST] = true;
     if (perm) {
         if (!json_is_object(perm)) {

@@ -184,12 +184,12 @@ static int open_or_make_parent(ctx *c, size_t mi, size_t item, int rfd, const ch
     size_t dlen = dir_len(rel, base);
     char *dir = strndup(rel, dlen);
     if (!dir)
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "host path %s", rel);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "host path %s", rel);
     size_t from = 0;
     int fd = fb_resolve_mkdirs(rfd, dir, 0755, &from, err);
     if (fd >= 0 && c->on_error == FB_ON_ERROR_ROLLBACK && log_created_dirs(c, mi, item, dir, from) < 0) {
         close(fd);
-        fd = fb_set_error(err, "OutOfMemory", ENOMEM, "host path %s", rel);
+        fd = fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "host path %s", rel);
     }
     free(dir);
     return fd;
@@ -735,7 +735,7 @@ int fb_sync_apply_ex(const fb_mount_config *m, const fb_change_list *changes, co
         free(c.root_fds);
         free(rep->items);
         rep->items = NULL;
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "sync: %zu changes", n);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "sync: %zu changes", n);
     }
     rep->n = n;
     for (size_t i = 0; i < m->ndirs; i++)
@@ -745,7 +745,7 @@ int fb_sync_apply_ex(const fb_mount_config *m, const fb_change_list *changes, co
         const fb_change *ch = &changes->v[i];
         rep->items[i] = (fb_sync_item){.path = strdup(ch->path), .kind = ch->kind, .type = ch->type};
         if (!rep->items[i].path)
-            rc = fb_set_error(err, "OutOfMemory", ENOMEM, "sync: copy of %s", ch->path);
+            rc = fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "sync: copy of %s", ch->path);
         ord[i] = (order){.idx = i, .group = ch->kind == FB_CHANGE_DELETED ? 0 : 1, .depth = depth(ch->path)};
     }
     /* Fail closed before touching anything when the host side cannot be resolved safely. */

@@ -27,13 +27,13 @@ static int baseline_push(fb_baseline *b, const char *area, const char *path, boo
         size_t ncap = b->cap ? b->cap * 2 : 16;
         fb_baseline_entry *nv = reallocarray(b->v, ncap, sizeof *nv);
         if (!nv)
-            return fb_set_error(err, "OutOfMemory", ENOMEM, "workspace baseline");
+            return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "workspace baseline");
         b->v = nv;
         b->cap = ncap;
     }
     char *p = strdup(path);
     if (!p)
-        return fb_set_error(err, "OutOfMemory", ENOMEM, "workspace baseline");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "workspace baseline");
     b->v[b->n++] = (fb_baseline_entry){.path = p, .area = area, .dir = dir, .skip = skip, .data = data, .len = len};
     return 0;
 }
@@ -46,7 +46,7 @@ int fb_baseline_add(fb_baseline *b, const char *root, const char *path, bool dir
     char buf[PATH_MAX];
     size_t rl = strlen(root);
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return fb_set_error(err, "InvalidRequest", ENAMETOOLONG, "path too long: %.64s...", path);
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, ENAMETOOLONG, "path too long: %.64s...", path);
     for (char *slash = strrchr(buf, '/'); slash && (size_t)(slash - buf) > rl; slash = strrchr(buf, '/')) {
         *slash = '\0';
         if (baseline_push(b, root, buf, true, false, NULL, 0, err) < 0)

@@ -14,13 +14,13 @@
 #include <string.h>
 
 /* A mismatch reported with the language's own type (fb_arg_errors): `types` must be in scope. */
-#define COUNT_ERR(...) fb_set_error(err, fb_arg_error_type(types, true), 0, __VA_ARGS__)
-#define NAME_ERR(...) fb_set_error(err, fb_arg_error_type(types, false), 0, __VA_ARGS__)
+#define COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
+#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
 
 const char *fb_arg_error_type(const fb_arg_errors *types, bool count)
 {
     const char *t = types ? (count ? types->count : types->name) : NULL;
-    return t ? t : "ArgumentError";
+    return t; /* NULL: fnbox's own ArgumentError (fb_set_arg_error) */
 }
 
 static const char *fname(const fb_function_sig *sig)
@@ -108,7 +108,7 @@ static int normalize_python(const fb_function_sig *sig, const fb_arg_errors *typ
         varkw |= k == FB_PARAM_VAR_KEYWORD;
     }
     if (fill_holes(sig, ca, true) < 0)
-        return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
     size_t nargs = json_array_size(ca->args);
     if (nargs > npos && !varargs)
         return COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given", fname(sig), npos, nargs);
@@ -204,7 +204,7 @@ static int place_options(const fb_function_sig *sig, fb_call_args *ca, size_t in
         /* cur belongs to ca (a deep copy of the request's argument), so updating it in place is safe */
         int r = json_object_update(cur, opts);
         json_decref(opts);
-        return r < 0 ? fb_set_error(err, "InternalError", ENOMEM, "argument normalization") : 0;
+        return r < 0 ? fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization") : 0;
     }
     if (json_is_null(cur)) {
         unmark_undefined(ca, index);
@@ -213,11 +213,11 @@ static int place_options(const fb_function_sig *sig, fb_call_args *ca, size_t in
         return 0;
     }
     json_decref(opts);
-    return fb_set_error(err, "ArgumentError", 0,
+    return fb_set_error(err, FB_ERR_ARGUMENT, 0,
                         "%s(): keyword arguments cannot be merged into argument %zu, which is not an object",
                         fname(sig), index);
 oom:
-    return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+    return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
 }
 
 /* JavaScript: kwargs mapped onto named parameters; leftovers become one options object. No arity checks. */
@@ -272,7 +272,7 @@ static int normalize_js(const fb_function_sig *sig, const fb_arg_errors *types, 
         target = len;
     return place_options(sig, ca, target, err);
 oom:
-    return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+    return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
 }
 
 /* The value for slot `k`, which no argument fills, before a keyword placed further on: the schema's default
@@ -288,10 +288,10 @@ static int fill_gap(fb_arg_style style, const fb_arg_errors *types, const fb_fun
      * which holds a NUL, so the text is read back with JSON_ALLOW_NUL and stays that number */
     json_t *v = p->default_text ? json_loads(p->default_text, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : json_null();
     if (!v || json_array_set_new(ca->args, k, v) < 0)
-        return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
     if (!p->default_text && style == FB_ARGS_JAVASCRIPT &&
         json_array_append_new(ca->undefined, json_integer((json_int_t)k)) < 0)
-        return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
     return 0;
 }
 
@@ -327,14 +327,14 @@ static int place_by_position(fb_arg_style style, const fb_arg_errors *types, con
             if (i < nargs)
                 continue; /* a null the caller gave stays null */
             if (json_array_append_new(ca->args, json_null()) < 0)
-                return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+                return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
             if (fill_gap(style, types, sig, p, i, ca, err) < 0)
                 return -1;
             continue;
         }
         int r = i < nargs ? json_array_set(ca->args, i, v) : json_array_append(ca->args, v);
         if (r < 0 || json_object_del(ca->kwargs, p->name) < 0)
-            return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+            return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
     }
     return 0;
 }
@@ -352,14 +352,14 @@ int fb_normalize_args(fb_arg_style style, const fb_arg_errors *types, const fb_f
 {
     memset(out, 0, sizeof *out);
     if (args && !json_is_null(args) && !json_is_array(args))
-        return fb_set_error(err, "InvalidRequest", 0, "args must be a JSON array");
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "args must be a JSON array");
     if (kwargs && !json_is_null(kwargs) && !json_is_object(kwargs))
-        return fb_set_error(err, "InvalidRequest", 0, "kwargs must be a JSON object");
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "kwargs must be a JSON object");
     out->args = json_is_array(args) ? json_deep_copy(args) : json_array();
     out->kwargs = json_is_object(kwargs) ? json_deep_copy(kwargs) : json_object();
     out->undefined = json_array();
     if (!out->args || !out->kwargs || !out->undefined) {
-        fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
         goto fail;
     }
     int r = 0;

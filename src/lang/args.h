@@ -33,15 +33,15 @@ typedef struct fb_call_args {
 /* sig may be NULL (signature unknown: pass through, JS appends kwargs as a trailing object).
  * args: JSON array or NULL; kwargs: JSON object or NULL. Neither is modified or stolen.
  * On a mismatch that is certain from the signature (too many positionals, unknown keyword, missing
- * required parameter, a parameter given twice) returns -1 with err->type from `types` (NULL: all
+ * required parameter, a parameter given twice) returns -1 with FB_ERR_ARGUMENT and the class from `types` (NULL: all
  * "ArgumentError") and a message naming the parameter. On success fills *out (caller frees with
  * fb_call_args_free). */
 int fb_normalize_args(fb_arg_style style, const fb_arg_errors *types, const fb_function_sig *sig, json_t *args,
                       json_t *kwargs, fb_call_args *out, fb_error *err);
 void fb_call_args_free(fb_call_args *ca);
 
-/* The error type for a mismatch of kind `count` (true) or `name` (false): types' member, else
- * "ArgumentError". */
+/* The language's class for a mismatch of kind `count` (true) or `name` (false): types' member, or NULL
+ * for fnbox's own ArgumentError (fb_set_arg_error takes either). */
 const char *fb_arg_error_type(const fb_arg_errors *types, bool count);
 
 /* Per-language steps of fb_normalize_args (args_ruby.c, args_php.c): out already holds copies of the

@@ -23,7 +23,7 @@ static const char *fname(const fb_function_sig *sig)
 
 static int oom(fb_error *err)
 {
-    return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+    return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
 }
 
 /* Moves every kwarg not named in `keep` (a parameter list, or none) into one object appended to args. */
@@ -63,8 +63,8 @@ fail:
     return oom(err);
 }
 
-#define COUNT_ERR(...) fb_set_error(err, fb_arg_error_type(types, true), 0, __VA_ARGS__)
-#define NAME_ERR(...) fb_set_error(err, fb_arg_error_type(types, false), 0, __VA_ARGS__)
+#define COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
+#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
 
 int fb_normalize_php(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *out, fb_error *err)
 {

@@ -51,12 +51,12 @@ static const fb_param *find(const fb_function_sig *sig, const char *name, size_t
 
 static int oom(fb_error *err)
 {
-    return fb_set_error(err, "InternalError", ENOMEM, "argument normalization");
+    return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
 }
 
 /* Also C and C++ (positional by declaration), whose driver gives no types: "ArgumentError" either way. */
-#define COUNT_ERR(...) fb_set_error(err, fb_arg_error_type(types, true), 0, __VA_ARGS__)
-#define NAME_ERR(...) fb_set_error(err, fb_arg_error_type(types, false), 0, __VA_ARGS__)
+#define COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
+#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
 
 int fb_normalize_ruby(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *ca, fb_error *err)
 {

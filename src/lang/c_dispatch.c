@@ -808,22 +808,22 @@ int fb_c_generate(bool cpp, const char *code, size_t code_len, const char *funct
     *src_len = 0;
     const char *lang = cpp ? "C++" : "C";
     if (!function_name)
-        return fb_set_error(err, "FunctionNotFound", 0,
+        return fb_set_error(err, FB_ERR_FUNCTION_NOT_FOUND, 0,
                             "%s code must define a function to call (there is no body mode for %s)", lang, lang);
     if (memchr(code, '\0', code_len))
-        return fb_set_error(err, "CompileError", 0, "code: contains a NUL byte");
+        return fb_set_error(err, FB_ERR_COMPILE, 0, "code: contains a NUL byte");
     fb_sig_list sigs = {0};
     if ((cpp ? fb_infer_cpp_qualified : fb_infer_c)(code, code_len, &sigs, err) < 0)
         return -1;
     int rc = -1;
     const fb_function_sig *sig = find_function(&sigs, function_name);
     if (!sig) {
-        fb_set_error(err, "FunctionNotFound", 0, "functionName: no definition of %s() found in the %s code",
+        fb_set_error(err, FB_ERR_FUNCTION_NOT_FOUND, 0, "functionName: no definition of %s() found in the %s code",
                      function_name, lang);
         goto done;
     }
     if (sig == &k_ambiguous) {
-        fb_set_error(err, "AmbiguousFunction", 0,
+        fb_set_error(err, FB_ERR_AMBIGUOUS_FUNCTION, 0,
                      "functionName: %s() is defined in more than one namespace; fnbox calls a function by its "
                      "plain name, so give the one to call a unique name", function_name);
         goto done;
@@ -831,7 +831,7 @@ int fb_c_generate(bool cpp, const char *code, size_t code_len, const char *funct
     for (size_t i = 0; i < sig->nparams; i++) {
         const fb_param *p = &sig->params[i];
         if (p->kind == FB_PARAM_VAR_POSITIONAL || !fb_c_type_supported(p->annotation, cpp, false)) {
-            fb_set_error(err, "UnsupportedType", 0,
+            fb_set_error(err, FB_ERR_UNSUPPORTED_TYPE, 0,
                          "%s(): parameter '%s' has type '%s', which fnbox cannot pass from JSON (supported: "
                          "integers, bool, float, double, char, const char*/char*%s)",
                          sig->name, p->name, p->annotation,
@@ -840,7 +840,7 @@ int fb_c_generate(bool cpp, const char *code, size_t code_len, const char *funct
         }
     }
     if (!fb_c_type_supported(sig->returns, cpp, true)) {
-        fb_set_error(err, "UnsupportedType", 0,
+        fb_set_error(err, FB_ERR_UNSUPPORTED_TYPE, 0,
                      "%s(): the return type '%s' cannot be converted to JSON by fnbox", sig->name, sig->returns);
         goto done;
     }
@@ -848,7 +848,7 @@ int fb_c_generate(bool cpp, const char *code, size_t code_len, const char *funct
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) {
-        fb_set_error(err, "InternalError", errno, "open_memstream");
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, errno, "open_memstream");
         goto done;
     }
     const char *file = cpp ? "user_code.cpp" : "user_code.c";
@@ -867,7 +867,7 @@ int fb_c_generate(bool cpp, const char *code, size_t code_len, const char *funct
     }
     if (fclose(f) != 0 || !text) {
         free(text);
-        fb_set_error(err, "InternalError", ENOMEM, "generating the %s program", lang);
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "generating the %s program", lang);
         goto done;
     }
     *src = text;

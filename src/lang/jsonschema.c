@@ -646,6 +646,6 @@ json_t *fb_sig_jsonschema(const fb_function_sig *sig, json_t *schema, const char
     json_decref(props);
     json_decref(required);
     if (!out)
-        fb_set_error(err, "InternalError", ENOMEM, "out of memory building the JSON Schema");
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "out of memory building the JSON Schema");
     return out;
 }

@@ -25,7 +25,7 @@ static int choose_function(const fb_plan_input *in, const fb_sig_list *found, co
     }
     if (n == 0)
         return 0; /* body mode */
-    return fb_set_error(err, "AmbiguousFunction", 0,
+    return fb_set_error(err, FB_ERR_AMBIGUOUS_FUNCTION, 0,
                         "functionName: the code defines %zu top-level functions (%s); name the one to call", n,
                         list);
 }
@@ -126,7 +126,7 @@ int fb_plan_call(const fb_plan_input *in, fb_call_plan *out, fb_error *err)
             goto done;
         json_t *strict = json_object_get(in->schema, "strict");
         if (strict && !json_is_boolean(strict)) {
-            fb_set_error(err, "InvalidRequest", 0, "schema.strict: must be a boolean");
+            fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "schema.strict: must be a boolean");
             goto done;
         }
         if (json_is_true(strict) && fb_validate_args(in->schema, &schema_sig, in->args, in->kwargs, err) < 0)
@@ -139,19 +139,19 @@ int fb_plan_call(const fb_plan_input *in, fb_call_plan *out, fb_error *err)
         out->signature_source = name ? "convention" : "inferred";
     }
     if (!name && (json_array_size(in->args) > 0 || json_object_size(in->kwargs) > 0)) {
-        fb_set_error(err, "ArgumentError", 0,
+        fb_set_error(err, FB_ERR_ARGUMENT, 0,
                      "args: given, but the code defines no top-level function to call; set functionName");
         goto done;
     }
     if (name && !(out->function_name = strdup(name))) {
-        fb_set_error(err, "InternalError", 0, "out of memory");
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory");
         goto done;
     }
     if (fb_normalize_args(in->lang->arg_style, &in->lang->arg_errors, name ? sig : NULL, in->args, in->kwargs,
                           &out->args, err) < 0)
         goto done;
     if (in->lang->arg_style == FB_ARGS_JAVASCRIPT && js_bigints(out) < 0) {
-        fb_set_error(err, "InternalError", 0, "out of memory");
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory");
         goto done;
     }
     rc = 0;

@@ -7,7 +7,7 @@
 
 #include "lang/plan.h"
 
-#define BAD(...) fb_set_error(err, "InvalidRequest", 0, __VA_ARGS__)
+#define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
 
 static int add_param(fb_function_sig *sig, const char *name, json_t *spec, size_t at, bool by_position,
                      fb_error *err)

@@ -194,5 +194,5 @@ int fb_scan_push_func(fb_sig_list *list, fb_function_sig *sig)
 
 int fb_scan_oom(fb_error *err)
 {
-    return fb_set_error(err, "InternalError", ENOMEM, "signature inference");
+    return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "signature inference");
 }

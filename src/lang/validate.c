@@ -6,7 +6,7 @@
 
 #include "lang/jsonschema.h"
 
-#define ARG_ERR(...) fb_set_error(err, "ArgumentError", 0, __VA_ARGS__)
+#define ARG_ERR(...) fb_set_error(err, FB_ERR_ARGUMENT, 0, __VA_ARGS__)
 
 static bool type_ok(unsigned mask, const json_t *v)
 {
@@ -22,7 +22,7 @@ static int check_value(json_t *schema, const fb_param *p, const json_t *v, fb_er
     unsigned mask;
     const char *bad;
     if (fb_jt_parse(json_object_get(spec, "type"), &mask, &bad) < 0)
-        return fb_set_error(err, "InvalidRequest", 0,
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0,
                             "schema: parameter '%s': unknown type '%.64s' (use string, number, integer, boolean, "
                             "array, object, null or any)", p->name, bad);
     if (json_is_true(json_object_get(spec, "nullable")))

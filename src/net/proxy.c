@@ -910,7 +910,7 @@ int fb_proxy_start_checked(int listen_fd, const fb_net_policy *policy, fb_proxy_
     fb_proxy *p = calloc(1, sizeof *p);
     if (!p) {
         close(listen_fd);
-        return fb_set_error(err, "SandboxSetupFailed", ENOMEM, "network proxy");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "network proxy");
     }
     p->policy = policy;
     p->check = check;
@@ -919,7 +919,7 @@ int fb_proxy_start_checked(int listen_fd, const fb_net_policy *policy, fb_proxy_
     p->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     atomic_init(&p->stop, false);
     if (p->event_fd < 0 || fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK) < 0) {
-        fb_set_error(err, "SandboxSetupFailed", errno, "network proxy: eventfd/fcntl");
+        fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "network proxy: eventfd/fcntl");
         fb_proxy_free(p);
         return -1;
     }
@@ -930,7 +930,7 @@ int fb_proxy_start_checked(int listen_fd, const fb_net_policy *policy, fb_proxy_
     int rc = pthread_create(&p->thread, NULL, proxy_main, p);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        fb_set_error(err, "SandboxSetupFailed", rc, "network proxy: pthread_create");
+        fb_set_error(err, FB_ERR_SANDBOX_SETUP, rc, "network proxy: pthread_create");
         fb_proxy_free(p);
         return -1;
     }

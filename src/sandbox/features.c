@@ -147,7 +147,7 @@ static void probe_sandbox(fb_feature *f)
     int rc = fb_sandbox_run(&spec, &out, &err);
     f->ok = rc == 0 && out.exited && out.exit_code == 0;
     if (rc < 0)
-        snprintf(f->detail, sizeof f->detail, "%.40s: %.200s", err.type, err.message);
+        snprintf(f->detail, sizeof f->detail, "%.40s: %.200s", fb_error_type(&err), err.message);
     else
         snprintf(f->detail, sizeof f->detail, f->ok ? "namespaces, pivot_root, seccomp and limits work"
                                                     : "the test program did not exit cleanly");

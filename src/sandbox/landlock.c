@@ -104,12 +104,12 @@ static int allow(const ll_ctx *ll, const char *path, uint64_t access)
     int fd = open(path, O_PATH | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT || errno == ENOTDIR ? 0
-                                                   : fb_set_error(ll->err, "SandboxSetupFailed", errno, "landlock: open %s", path);
+                                                   : fb_set_error(ll->err, FB_ERR_SANDBOX_SETUP, errno, "landlock: open %s", path);
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int e = errno;
         close(fd);
-        return fb_set_error(ll->err, "SandboxSetupFailed", e, "landlock: stat %s", path);
+        return fb_set_error(ll->err, FB_ERR_SANDBOX_SETUP, e, "landlock: stat %s", path);
     }
     if (!S_ISDIR(st.st_mode))
         access &= LL_FILE_RIGHTS;
@@ -118,7 +118,7 @@ static int allow(const ll_ctx *ll, const char *path, uint64_t access)
     int e = errno;
     close(fd);
     if (rc < 0)
-        return fb_set_error(ll->err, "SandboxSetupFailed", e, "landlock: rule for %s", path);
+        return fb_set_error(ll->err, FB_ERR_SANDBOX_SETUP, e, "landlock: rule for %s", path);
     return 0;
 }
 
@@ -173,7 +173,7 @@ static int allow_exec(const ll_ctx *ll, const char *path)
     char cur[512], next[512];
     int n = snprintf(cur, sizeof cur, "%s", path);
     if (n < 0 || (size_t)n >= sizeof cur)
-        return fb_set_error(ll->err, "SandboxSetupFailed", ENAMETOOLONG, "landlock: %.64s...", path);
+        return fb_set_error(ll->err, FB_ERR_SANDBOX_SETUP, ENAMETOOLONG, "landlock: %.64s...", path);
     for (int depth = 0; depth < 3 && cur[0] == '/'; depth++) {
         if (allow(ll, cur, LANDLOCK_ACCESS_FS_EXECUTE) < 0)
             return -1;
@@ -235,7 +235,7 @@ int fb_landlock_apply(const fb_sandbox_spec *spec, fb_error *err)
     if (abi == 0 && spec->exec_any)
         return 0;
     if (abi == 0)
-        return fb_set_error(err, "KernelFeatureMissing", why ? why : ENOSYS,
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, why ? why : ENOSYS,
                             "landlock: unavailable in this kernel, and it alone restricts which programs the "
                             "function may start (permissions.childProcess); allow every command "
                             "(\"childProcess\": true) to run without it, or see fnbox doctor");
@@ -247,14 +247,14 @@ int fb_landlock_apply(const fb_sandbox_spec *spec, fb_error *err)
     };
     int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0); /* O_CLOEXEC by the kernel */
     if (rs < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "landlock: create ruleset (ABI %d)", abi);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "landlock: create ruleset (ABI %d)", abi);
     ll_ctx ll = {.ruleset = rs, .handled = attr.handled_access_fs, .err = err};
     int rc = add_rules(&ll, spec);
     /* restrict_self needs no_new_privs (or CAP_SYS_ADMIN); fb_caps_drop_all sets it again later. */
     if (rc == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        rc = fb_set_error(err, "SandboxSetupFailed", errno, "landlock: prctl(PR_SET_NO_NEW_PRIVS)");
+        rc = fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "landlock: prctl(PR_SET_NO_NEW_PRIVS)");
     if (rc == 0 && syscall(SYS_landlock_restrict_self, rs, 0) < 0)
-        rc = fb_set_error(err, "SandboxSetupFailed", errno, "landlock: restrict_self (ABI %d)", abi);
+        rc = fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "landlock: restrict_self (ABI %d)", abi);
     close(rs);
     return rc;
 }

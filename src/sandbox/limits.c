@@ -226,7 +226,7 @@ int fb_cgroup_join_self(const int tasks_fd[2], fb_error *err)
          * cgroup_threadgroup_rwsem, whose write side waits for an RCU grace period (9-15 ms measured
          * here); we are single-threaded (a raw clone), so the thread is the whole process. */
         if (rc == 0 && tasks_fd[i] >= 0 && write(tasks_fd[i], "0", 1) != 1)
-            rc = fb_set_error(err, "SandboxSetupFailed", errno, "joining the call's cgroup");
+            rc = fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "joining the call's cgroup");
         if (tasks_fd[i] >= 0)
             close(tasks_fd[i]);
     }
@@ -242,7 +242,7 @@ int fb_cgroup_attach(const fb_cgroup *cg, pid_t pid, fb_error *err)
         if (!dirs[i][0] || (i == 1 && cg->v2 && strcmp(dirs[0], dirs[1]) == 0))
             continue;
         if (write_text(dirs[i], "cgroup.procs", num) < 0)
-            return fb_set_error(err, "SandboxSetupFailed", errno, "joining cgroup %s", dirs[i]);
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "joining cgroup %s", dirs[i]);
     }
     return 0;
 }
@@ -350,7 +350,7 @@ static int set_limit(int resource, rlim_t soft, rlim_t hard, const char *name, f
 {
     struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
     if (setrlimit(resource, &rl) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "setrlimit(%s)", name);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "setrlimit(%s)", name);
     return 0;
 }
 

@@ -23,7 +23,7 @@
 #include "util/fd.h"
 
 #define NEWROOT "/tmp" /* mount point (in our private mount namespace) where the root is assembled */
-#define FAIL(...) fb_set_error(err, "SandboxSetupFailed", errno, __VA_ARGS__)
+#define FAIL(...) fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, __VA_ARGS__)
 
 #define SYSTEM_DIRS "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"
 static const char *const k_system_dirs[] = {SYSTEM_DIRS};
@@ -91,7 +91,7 @@ static int path_join(char *out, size_t cap, const char *a, const char *b, fb_err
 {
     int n = snprintf(out, cap, "%s%s", a, b);
     if (n < 0 || (size_t)n >= cap)
-        return fb_set_error(err, "SandboxSetupFailed", ENAMETOOLONG, "path %s%s", a, b);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ENAMETOOLONG, "path %s%s", a, b);
     return 0;
 }
 
@@ -99,7 +99,7 @@ static int mkdir_p(const char *path, mode_t mode, fb_error *err)
 {
     char tmp[1024];
     if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
-        return fb_set_error(err, "SandboxSetupFailed", ENAMETOOLONG, "mkdir %s", path);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ENAMETOOLONG, "mkdir %s", path);
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/')
             continue;
@@ -158,10 +158,10 @@ static int overlay_ro(const char *src, const char *dst, fb_error *err)
     char opts[1200];
     int n = snprintf(opts, sizeof opts, "lowerdir=%s:" NEWROOT "/proc", src);
     if (n < 0 || (size_t)n >= sizeof opts || strpbrk(src, ",:\\"))
-        return fb_set_error(err, "SandboxSetupFailed", EINVAL, "overlay of %s: path unusable as a lower layer", src);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, EINVAL, "overlay of %s: path unusable as a lower layer", src);
     if (mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) < 0)
-        return fb_set_error(err, errno == ENODEV || errno == EPERM || errno == EINVAL ? "KernelFeatureMissing"
-                                                                                         : "SandboxSetupFailed",
+        return fb_set_error(err, errno == ENODEV || errno == EPERM || errno == EINVAL ? FB_ERR_KERNEL_FEATURE
+                                                                                         : FB_ERR_SANDBOX_SETUP,
                             errno, "mount a read-only overlay of %s (overlayfs in a user namespace, Linux 5.11+, "
                             "gives each call its own system tree: `fnbox doctor`)", src);
     return 0;
@@ -397,7 +397,7 @@ static int mount_fuse(const char *path, int fd, fb_error *err)
     /* default_permissions is off on purpose: fnbox's server decides every access by the mount's rules */
     snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=%d,group_id=%d", fd, FB_INNER_UID, FB_INNER_GID);
     if (mount("fnbox", dst, "fuse", MS_NOSUID | MS_NODEV, opts) < 0)
-        return fb_set_error(err, errno == ENODEV || errno == EPERM ? "KernelFeatureMissing" : "SandboxSetupFailed",
+        return fb_set_error(err, errno == ENODEV || errno == EPERM ? FB_ERR_KERNEL_FEATURE : FB_ERR_SANDBOX_SETUP,
                             errno, "mount FUSE file system on %s", path);
     return 0;
 }

@@ -118,7 +118,7 @@ typedef struct fb_sandbox_outcome {
 } fb_sandbox_outcome;
 
 /* Runs spec to completion. Returns 0 when the program ran (whatever it did: see out), -1 with
- * err->type "SandboxSetupFailed" (naming the step) or "KernelFeatureMissing" when it could not run.
+ * FB_ERR_SANDBOX_SETUP (naming the step) or FB_ERR_KERNEL_FEATURE when it could not run.
  * out is always initialised; the caller releases it with fb_sandbox_outcome_free. */
 int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err);
 void fb_sandbox_outcome_free(fb_sandbox_outcome *out);

@@ -148,7 +148,7 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, int nr, const char *wh
         return 0; /* libseccomp refuses a rule that repeats the default (EACCES); it is implied */
     int rc = seccomp_rule_add_array(ctx, action, nr, count, cmp);
     if (rc < 0)
-        return fb_set_error(err, "SandboxSetupFailed", -rc, "seccomp rule for %s", what);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, -rc, "seccomp rule for %s", what);
     return 0;
 }
 
@@ -255,11 +255,11 @@ static int export_bpf(scmp_filter_ctx ctx, fb_bpf *out, fb_error *err)
 {
     int fd = memfd_create("fnbox-seccomp", MFD_CLOEXEC);
     if (fd < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "memfd for seccomp");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "memfd for seccomp");
     int rc = seccomp_export_bpf(ctx, fd);
     if (rc < 0) {
         close(fd);
-        return fb_set_error(err, "SandboxSetupFailed", -rc, "seccomp_export_bpf");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, -rc, "seccomp_export_bpf");
     }
     fb_buf b;
     fb_buf_init(&b, 1 << 20);
@@ -269,7 +269,7 @@ static int export_bpf(scmp_filter_ctx ctx, fb_bpf *out, fb_error *err)
     if (rc < 0 || b.len == 0 || b.len % sizeof(struct sock_filter) ||
         b.len / sizeof(struct sock_filter) > BPF_MAXINSNS) {
         fb_buf_free(&b);
-        return fb_set_error(err, "SandboxSetupFailed", saved, "reading the exported seccomp program");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, saved, "reading the exported seccomp program");
     }
     size_t len = 0;
     out->insns = (struct sock_filter *)fb_buf_steal(&b, &len);
@@ -282,13 +282,13 @@ int fb_seccomp_compile_fresh(fb_bpf *out, fb_error *err)
     memset(out, 0, sizeof *out);
     scmp_filter_ctx ctx = seccomp_init(DEFAULT_ACTION);
     if (!ctx)
-        return fb_set_error(err, "SandboxSetupFailed", ENOMEM, "seccomp_init");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "seccomp_init");
     int rc = -1;
     /* Only the native ABI: a foreign-architecture syscall (int 0x80 on x86-64) or an x32 one (the native
      * arch token with bit 30 set in the number) kills the process. */
     int arc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
     if (arc < 0) {
-        fb_set_error(err, "SandboxSetupFailed", -arc, "seccomp bad-arch action");
+        fb_set_error(err, FB_ERR_SANDBOX_SETUP, -arc, "seccomp bad-arch action");
         goto out;
     }
     /* Syscall numbers in a binary tree rather than a list: the allowlist is long. */
@@ -309,7 +309,7 @@ static int copy_filter(const struct sock_filter *insns, size_t len, fb_bpf *out,
 {
     out->insns = malloc(len * sizeof *insns);
     if (!out->insns)
-        return fb_set_error(err, "SandboxSetupFailed", ENOMEM, "copying the seccomp program");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "copying the seccomp program");
     memcpy(out->insns, insns, len * sizeof *insns);
     out->len = (unsigned short)len;
     return 0;
@@ -342,7 +342,7 @@ int fb_seccomp_compile(fb_bpf *out, fb_error *err)
     }
     out->insns = malloc(g_filter.len * sizeof *g_filter.insns);
     if (!out->insns)
-        return fb_set_error(err, "SandboxSetupFailed", ENOMEM, "copying the seccomp program");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "copying the seccomp program");
     memcpy(out->insns, g_filter.insns, g_filter.len * sizeof *g_filter.insns);
     out->len = g_filter.len;
     return 0;
@@ -362,6 +362,6 @@ int fb_seccomp_load(const fb_bpf *bpf, fb_error *err)
         return 0;
     struct sock_fprog prog = {.len = bpf->len, .filter = bpf->insns};
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
-        return fb_set_error(err, "KernelFeatureMissing", errno, "loading the seccomp filter");
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "loading the seccomp filter");
     return 0;
 }

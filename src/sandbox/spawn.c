@@ -72,7 +72,7 @@ typedef struct child_ctx {
 static __attribute__((noreturn)) void child_fail(int report_fd, const fb_error *err)
 {
     char msg[FB_MAX_SETUP_MSG];
-    int n = snprintf(msg, sizeof msg, "E%s: %s", err->type[0] ? err->type : "SandboxSetupFailed", err->message);
+    int n = snprintf(msg, sizeof msg, "E%s: %s", fb_errkind_name(err->kind), err->message);
     /* with its NUL: when the program fails, init appends the program's wait status ("S<int>") after it */
     if (n > 0)
         (void)fb_write_all(report_fd, msg, (size_t)n < sizeof msg ? (size_t)n + 1 : sizeof msg);
@@ -84,20 +84,20 @@ static int setup_fds(const child_ctx *c, fb_error *err)
 {
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "open /dev/null");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "open /dev/null");
     int src[5] = {devnull, c->out_w, c->err_w, c->result_fd, c->input_r};
     int high[5];
     for (int i = 0; i < 5; i++) { /* first lift every source above the targets to avoid clobbering */
         high[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 16);
         if (src[i] >= 0 && high[i] < 0)
-            return fb_set_error(err, "SandboxSetupFailed", errno, "dup fd %d", src[i]);
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "dup fd %d", src[i]);
     }
     for (int i = 0; i < 5; i++)
         if (high[i] >= 0 && dup2(high[i], i) < 0)
-            return fb_set_error(err, "SandboxSetupFailed", errno, "dup2 to fd %d", i);
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "dup2 to fd %d", i);
     /* Everything else (including fds a library caller leaked without O_CLOEXEC) closes at execve. */
     if (!fb_defence_disabled("fds") && syscall(SYS_close_range, 5U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-        return fb_set_error(err, "KernelFeatureMissing", errno, "close_range");
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "close_range");
     return 0;
 }
 
@@ -135,12 +135,12 @@ static int restore_oom_adj(const child_ctx *c, fb_error *err)
     if (!c->oom_restore)
         return 0;
     if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_DUMPABLE)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "prctl(PR_SET_DUMPABLE)");
     char num[16];
     int n = snprintf(num, sizeof num, "%d", c->oom_adj);
     int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write(fd, num, (size_t)n) != n) {
-        fb_set_error(err, "SandboxSetupFailed", errno, "restoring the program's oom_score_adj");
+        fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "restoring the program's oom_score_adj");
         if (fd >= 0)
             close(fd);
         return -1;
@@ -161,15 +161,15 @@ static __attribute__((noreturn)) void program_main(const child_ctx *c)
         child_fail(c->report_w, &err);
     /* Tell the parent we exist; the kernel attaches our credentials, pid included. */
     if (send(c->sync_fd, "p", 1, MSG_NOSIGNAL) != 1)
-        fb_set_error(&err, "SandboxSetupFailed", errno, "announcing the program");
+        fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "announcing the program");
     else if (setsid() < 0)
-        fb_set_error(&err, "SandboxSetupFailed", errno, "setsid");
+        fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "setsid");
     else if (fb_userns_lock_mounts(&err) == 0 && fb_rootfs_seal_proc(&err) == 0 && setup_fds(c, &err) == 0 &&
              fb_rlimits_apply(&spec->limits, c->memory_by_cgroup, c->pids_by_cgroup, &err) == 0 &&
              fb_landlock_apply(spec, &err) == 0 && fb_caps_drop_all(&err) == 0 &&
              fb_seccomp_load(c->bpf, &err) == 0) {
         execve(spec->exec_path, spec->argv, fb_defence_disabled("env") ? with_host_environ(spec->envp) : spec->envp);
-        fb_set_error(&err, "SandboxSetupFailed", errno, "execve %s", spec->exec_path);
+        fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "execve %s", spec->exec_path);
     }
     child_fail(c->report_w, &err);
 }
@@ -208,11 +208,11 @@ static void hide_cmdline(void)
 static int open_fuse_devices(const fb_sandbox_spec *spec, int *fds, fb_error *err)
 {
     if (spec->nfuse > FB_SANDBOX_MAX_FUSE)
-        return fb_set_error(err, "SandboxSetupFailed", E2BIG, "more than %d mounts", FB_SANDBOX_MAX_FUSE);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, E2BIG, "more than %d mounts", FB_SANDBOX_MAX_FUSE);
     for (size_t i = 0; i < spec->nfuse; i++) {
         fds[i] = open("/dev/fuse", O_RDWR | O_CLOEXEC);
         if (fds[i] < 0)
-            return fb_set_error(err, "KernelFeatureMissing", errno,
+            return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno,
                                 "open /dev/fuse (host mounts are served over FUSE: fnbox needs read-write "
                                 "access to /dev/fuse; see `fnbox doctor`)");
     }
@@ -232,11 +232,11 @@ static int open_proxy_listener(int *fd, fb_error *err)
         return -1;
     *fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (*fd < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "proxy socket");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "proxy socket");
     struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(FB_SANDBOX_PROXY_PORT),
                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (bind(*fd, (const struct sockaddr *)&sin, sizeof sin) < 0 || listen(*fd, 64) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "proxy socket on 127.0.0.1:%d", FB_SANDBOX_PROXY_PORT);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "proxy socket on 127.0.0.1:%d", FB_SANDBOX_PROXY_PORT);
     return 0;
 }
 
@@ -258,7 +258,7 @@ static int send_fds(int sock, const int *fds, size_t n, fb_error *err)
     cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
     memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
     if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "handing mounts to the supervisor");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "handing mounts to the supervisor");
     return 0;
 }
 
@@ -284,10 +284,10 @@ static int prepare_root(const child_ctx *c, fb_error *err)
     for (size_t i = 0; i < spec->nfuse; i++) {
         struct stat st;
         if (stat(spec->fuse_paths[i], &st) < 0)
-            return fb_set_error(err, "SandboxSetupFailed", errno, "mount %s is not served", spec->fuse_paths[i]);
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "mount %s is not served", spec->fuse_paths[i]);
     }
     if (chdir(spec->workdir) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "chdir %s", spec->workdir);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "chdir %s", spec->workdir);
     return 0;
 }
 
@@ -337,7 +337,7 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
      * runs as the same uid and could otherwise open /proc/1/mem, take over init and forge its report.
      * execve() makes the program itself dumpable again. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-        fb_set_error(&err, "SandboxSetupFailed", errno, "prctl(PR_SET_DUMPABLE)");
+        fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "prctl(PR_SET_DUMPABLE)");
         child_fail(c->report_w, &err);
     }
     if (fb_userns_become_inner(&c->idmap, &err) < 0)
@@ -351,11 +351,11 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
     /* Our cgroup namespace's root is fnbox's own cgroup: /proc/self/cgroup inside shows no host path above
      * it, only the call's cgroup below it. */
     if (unshare(CLONE_NEWCGROUP) < 0) {
-        fb_set_error(&err, "KernelFeatureMissing", errno, "unshare(CLONE_NEWCGROUP)");
+        fb_set_error(&err, FB_ERR_KERNEL_FEATURE, errno, "unshare(CLONE_NEWCGROUP)");
         child_fail(c->report_w, &err);
     }
     if (sethostname("fnbox", 5) < 0) {
-        fb_set_error(&err, "SandboxSetupFailed", errno, "sethostname");
+        fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "sethostname");
         child_fail(c->report_w, &err);
     }
     if (prepare_root(c, &err) < 0 || (!fb_defence_disabled("netns") && fb_net_loopback_up(&err) < 0))
@@ -367,7 +367,7 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
      * Nothing between here and execve allocates. */
     pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
     if (pid < 0) {
-        fb_set_error(&err, "SandboxSetupFailed", errno, "fork program");
+        fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "fork program");
         child_fail(c->report_w, &err);
     }
     if (pid == 0)
@@ -420,17 +420,17 @@ static int run_fds_open(run_fds *f, fb_error *err)
 {
     if (pipe2(f->out, O_CLOEXEC) < 0 || pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->report, O_CLOEXEC) < 0 ||
         pipe2(f->input, O_CLOEXEC) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "pipe2");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "pipe2");
     if (fcntl(f->input[1], F_SETFL, O_NONBLOCK) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "fcntl(O_NONBLOCK)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "fcntl(O_NONBLOCK)");
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->sync) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "socketpair");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "socketpair");
     int one = 1;
     if (setsockopt(f->sync[1], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "setsockopt(SO_PASSCRED)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "setsockopt(SO_PASSCRED)");
     f->result = memfd_create("fnbox-result", MFD_CLOEXEC);
     if (f->result < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "memfd_create(result)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "memfd_create(result)");
     return 0;
 }
 
@@ -556,7 +556,7 @@ static int join_init(const fb_cgroup *cg, pid_t init, int sync_fd, fb_error *err
         return 0;
     }
     if (send(sync_fd, "j", 1, MSG_NOSIGNAL) != 1)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "telling the sandbox init it joined its cgroup");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "telling the sandbox init it joined its cgroup");
     return 0;
 }
 
@@ -571,9 +571,9 @@ static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const
         (void)protect_init(pid); /* before "go": init forks nothing before it */
     f->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (f->pidfd < 0)
-        return fb_set_error(err, "KernelFeatureMissing", errno, "pidfd_open (Linux >= 5.3)");
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "pidfd_open (Linux >= 5.3)");
     if (send(f->sync[1], "g", 1, MSG_NOSIGNAL) != 1)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "releasing the sandbox init");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "releasing the sandbox init");
     fb_close(&cg->tasks_fd[0]); /* init's and the program's now (FB_JOIN_PROGRAM_ITSELF) */
     fb_close(&cg->tasks_fd[1]);
     if (cg->join == FB_JOIN_PARENT_INIT && join_init(cg, pid, f->sync[1], err) < 0)
@@ -596,7 +596,8 @@ static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const
         char *colon = strstr(report, ": ");
         if (colon)
             *colon = '\0';
-        return fb_set_error(err, colon ? report : "SandboxSetupFailed", 0, "sandbox set-up failed: %s",
+        fb_errkind kind = colon ? fb_errkind_from_name(report) : FB_ERR_NONE;
+        return fb_set_error(err, kind != FB_ERR_NONE ? kind : FB_ERR_SANDBOX_SETUP, 0, "sandbox set-up failed: %s",
                             colon ? colon + 2 : report);
     }
     decode_status(st, out);
@@ -606,7 +607,7 @@ static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const
 static int read_result(int fd, fb_buf *result, fb_error *err)
 {
     if (lseek(fd, 0, SEEK_SET) < 0 || fb_read_all(fd, result) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "reading the result channel");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "reading the result channel");
     return 0;
 }
 
@@ -651,8 +652,8 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
         ns &= ~(unsigned long)CLONE_NEWUSER;
     pid = (pid_t)syscall(SYS_clone, ns | SIGCHLD, NULL, NULL, NULL, NULL);
     if (pid < 0) {
-        fb_set_error(err, errno == EPERM || errno == EINVAL || errno == ENOSPC ? "KernelFeatureMissing"
-                                                                              : "SandboxSetupFailed",
+        fb_set_error(err, errno == EPERM || errno == EINVAL || errno == ENOSPC ? FB_ERR_KERNEL_FEATURE
+                                                                              : FB_ERR_SANDBOX_SETUP,
                      errno, "clone with new user, mount, pid, net, ipc and uts namespaces");
         goto done;
     }

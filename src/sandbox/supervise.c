@@ -128,7 +128,7 @@ static int loop(const fb_supervise_io *io, sv_state *st, fb_sandbox_outcome *out
         }
         int n = poll(st->pfd, SV_N, timeout);
         if (n < 0 && errno != EINTR)
-            return fb_set_error(err, "SandboxSetupFailed", errno, "poll");
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "poll");
         check_deadline(io, st, out);
         if (n <= 0)
             continue;
@@ -184,7 +184,7 @@ static int reap(pid_t pid, double start, uint64_t inherited, fb_sandbox_outcome 
     memset(&ru, 0, sizeof ru);
     while (wait4(pid, wait_status, 0, &ru) < 0)
         if (errno != EINTR)
-            return fb_set_error(err, "SandboxSetupFailed", errno, "wait4(init)");
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "wait4(init)");
     out->wall_ms = now_ms() - start;
     out->cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
                   (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;

@@ -33,12 +33,12 @@ static int write_proc_file(pid_t pid, const char *name, const char *text, fb_err
         snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "user namespace: open %s", path);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "user namespace: open %s", path);
     int rc = fb_write_all(fd, text, strlen(text));
     int saved = errno;
     close(fd);
     if (rc < 0)
-        return fb_set_error(err, "SandboxSetupFailed", saved, "user namespace: write '%s' to %s", text, path);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, saved, "user namespace: write '%s' to %s", text, path);
     return 0;
 }
 
@@ -77,25 +77,25 @@ int fb_userns_become_inner(const fb_idmap *m, fb_error *err)
     /* The child starts with host root's credentials when fnbox is root; switch to the mapped inner
      * ids first thing, keeping the namespace capabilities we still need to build the root. */
     if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_KEEPCAPS)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "prctl(PR_SET_KEEPCAPS)");
     /* Raw syscalls, not libc's wrappers: this child came from a raw clone of a possibly multithreaded
      * host, and glibc's set*id wrappers signal every thread glibc believes exists (nptl setxid) and wait
      * for answers that never come (the threads are in the parent): a deadlock. */
     if (m->privileged && syscall(SYS_setgroups, 0, NULL) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "setgroups(0)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "setgroups(0)");
     if (syscall(SYS_setresgid, FB_INNER_GID, FB_INNER_GID, FB_INNER_GID) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "setresgid(%d)", FB_INNER_GID);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "setresgid(%d)", FB_INNER_GID);
     if (syscall(SYS_setresuid, FB_INNER_UID, FB_INNER_UID, FB_INNER_UID) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "setresuid(%d)", FB_INNER_UID);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "setresuid(%d)", FB_INNER_UID);
     struct __user_cap_data_struct data[2];
     if (caps_get(data) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "capget");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "capget");
     data[0].effective = data[0].permitted;
     data[1].effective = data[1].permitted;
     if (caps_set(data) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "capset (raise namespace capabilities)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "capset (raise namespace capabilities)");
     if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_KEEPCAPS, 0)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "prctl(PR_SET_KEEPCAPS, 0)");
     return 0;
 }
 
@@ -105,11 +105,11 @@ static int caps_keep_for_tests(fb_error *err)
 {
     struct __user_cap_data_struct data[2];
     if (caps_get(data) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "capget");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "capget");
     data[0].inheritable = data[0].permitted;
     data[1].inheritable = data[1].permitted;
     if (caps_set(data) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "capset (inheritable)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "capset (inheritable)");
     for (int cap = 0; cap <= 63; cap++)
         (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0);
     return 0;
@@ -121,16 +121,16 @@ int fb_caps_drop_all(fb_error *err)
         return caps_keep_for_tests(err);
     for (int cap = 0; cap <= 63; cap++) {
         if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-            return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_CAPBSET_DROP, %d)", cap);
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "prctl(PR_CAPBSET_DROP, %d)", cap);
     }
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)");
     struct __user_cap_data_struct data[2];
     memset(data, 0, sizeof data);
     if (caps_set(data) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "capset (drop all)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "capset (drop all)");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_NO_NEW_PRIVS)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "prctl(PR_SET_NO_NEW_PRIVS)");
     return 0;
 }
 
@@ -150,10 +150,10 @@ int fb_userns_lock_mounts(fb_error *err)
      * owned by host root and it could not write its own maps. execve() would make it dumpable anyway,
      * and nothing else in the sandbox could inspect it before. */
     if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "prctl(PR_SET_DUMPABLE, 1)");
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "prctl(PR_SET_DUMPABLE, 1)");
     if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-        return fb_set_error(err, errno == EPERM || errno == ENOSPC || errno == EUSERS ? "KernelFeatureMissing"
-                                                                                        : "SandboxSetupFailed",
+        return fb_set_error(err, errno == EPERM || errno == ENOSPC || errno == EUSERS ? FB_ERR_KERNEL_FEATURE
+                                                                                        : FB_ERR_SANDBOX_SETUP,
                             errno, "locking the mounts: unshare(CLONE_NEWUSER|CLONE_NEWNS) (nested user namespace)");
     char map[64];
     snprintf(map, sizeof map, "%d %d 1\n", FB_INNER_GID, FB_INNER_GID);

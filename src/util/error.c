@@ -4,20 +4,104 @@
 #include <stdio.h>
 #include <string.h>
 
-int fb_set_error(fb_error *err, const char *type, int err_no, const char *fmt, ...)
+typedef struct kind_info {
+    const char *name;
+    fb_errfamily family;
+} kind_info;
+
+/* The one table of wire names (docs/internals/error-model.md lists what each means and who sets it). */
+static const kind_info k_kinds[] = {
+    [FB_ERR_NONE] = {"Error", FB_ERRFAM_NONE},
+    [FB_ERR_INVALID_REQUEST] = {"InvalidRequest", FB_ERRFAM_REQUEST},
+    [FB_ERR_INVALID_PATTERN] = {"InvalidPattern", FB_ERRFAM_REQUEST},
+    [FB_ERR_PERMISSION_DENIED] = {"PermissionDenied", FB_ERRFAM_DENIED},
+    [FB_ERR_FUNCTION_NOT_FOUND] = {"FunctionNotFound", FB_ERRFAM_CALL},
+    [FB_ERR_AMBIGUOUS_FUNCTION] = {"AmbiguousFunction", FB_ERRFAM_CALL},
+    [FB_ERR_ARGUMENT] = {"ArgumentError", FB_ERRFAM_CALL},
+    [FB_ERR_UNSUPPORTED_TYPE] = {"UnsupportedType", FB_ERRFAM_CALL},
+    [FB_ERR_COMPILE] = {"CompileError", FB_ERRFAM_CALL},
+    [FB_ERR_SANDBOX_SETUP] = {"SandboxSetupFailed", FB_ERRFAM_SETUP},
+    [FB_ERR_KERNEL_FEATURE] = {"KernelFeatureMissing", FB_ERRFAM_SETUP},
+    [FB_ERR_HOST_PATH] = {"HostPathError", FB_ERRFAM_CALL},
+    [FB_ERR_SYNC_FAILED] = {"SyncFailed", FB_ERRFAM_CALL},
+    [FB_ERR_SERIALIZATION] = {"SerializationError", FB_ERRFAM_CALL},
+    [FB_ERR_NO_RESULT] = {"NoResult", FB_ERRFAM_CALL},
+    [FB_ERR_RESULT_TOO_LARGE] = {"ResultTooLarge", FB_ERRFAM_CALL},
+    [FB_ERR_TIMEOUT] = {"TimeoutError", FB_ERRFAM_CALL},
+    [FB_ERR_MEMORY_LIMIT] = {"MemoryLimitExceeded", FB_ERRFAM_CALL},
+    [FB_ERR_CPU_LIMIT] = {"CpuLimitExceeded", FB_ERRFAM_CALL},
+    [FB_ERR_FILE_SIZE_LIMIT] = {"FileSizeLimitExceeded", FB_ERRFAM_CALL},
+    [FB_ERR_CRASH] = {"Crash", FB_ERRFAM_CALL},
+    [FB_ERR_TERMINATED] = {"Terminated", FB_ERRFAM_CALL},
+    [FB_ERR_OUT_OF_MEMORY] = {"OutOfMemory", FB_ERRFAM_FNBOX},
+    [FB_ERR_INTERNAL] = {"InternalError", FB_ERRFAM_FNBOX},
+};
+_Static_assert(sizeof k_kinds / sizeof k_kinds[0] == FB_ERR_KIND_COUNT, "one table entry per fb_errkind");
+
+static const kind_info *info(fb_errkind kind)
+{
+    return (unsigned)kind < FB_ERR_KIND_COUNT ? &k_kinds[kind] : &k_kinds[FB_ERR_NONE];
+}
+
+const char *fb_errkind_name(fb_errkind kind)
+{
+    return info(kind)->name;
+}
+
+fb_errfamily fb_errkind_family(fb_errkind kind)
+{
+    return info(kind)->family;
+}
+
+fb_errkind fb_errkind_from_name(const char *name)
+{
+    for (unsigned k = FB_ERR_NONE + 1; name && k < FB_ERR_KIND_COUNT; k++)
+        if (strcmp(k_kinds[k].name, name) == 0)
+            return (fb_errkind)k;
+    return FB_ERR_NONE;
+}
+
+const char *fb_error_type(const fb_error *err)
 {
     if (!err)
-        return -1;
-    snprintf(err->type, sizeof err->type, "%s", type ? type : "Error");
-    va_list ap;
-    va_start(ap, fmt);
+        return fb_errkind_name(FB_ERR_NONE);
+    return err->lang_type[0] ? err->lang_type : fb_errkind_name(err->kind);
+}
+
+static void set_message(fb_error *err, int err_no, const char *fmt, va_list ap)
+{
     vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
     err->err_no = err_no;
     if (err_no) {
         size_t n = strlen(err->message);
         snprintf(err->message + n, sizeof err->message - n, ": %s", strerror(err_no));
     }
+}
+
+int fb_set_error(fb_error *err, fb_errkind kind, int err_no, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    /* FB_ERR_NONE would read as "no error" to fb_error_is_set: a caller's slip must not hide a failure */
+    err->kind = kind == FB_ERR_NONE || (unsigned)kind >= FB_ERR_KIND_COUNT ? FB_ERR_INTERNAL : kind;
+    err->lang_type[0] = '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    set_message(err, err_no, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int fb_set_arg_error(fb_error *err, const char *lang_type, const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    err->kind = FB_ERR_ARGUMENT;
+    snprintf(err->lang_type, sizeof err->lang_type, "%s", lang_type ? lang_type : "");
+    va_list ap;
+    va_start(ap, fmt);
+    set_message(err, 0, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -52,5 +136,5 @@ void fb_error_clear(fb_error *err)
 
 bool fb_error_is_set(const fb_error *err)
 {
-    return err && err->type[0] != '\0';
+    return err && err->kind != FB_ERR_NONE;
 }

@@ -51,7 +51,7 @@ int fb_read_file(const char *path, size_t max, char **out, size_t *out_len, fb_e
     bool is_stdin = strcmp(path, "-") == 0;
     int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fb_set_error(err, "InvalidRequest", errno, "cannot open request file '%s'", path);
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, errno, "cannot open request file '%s'", path);
     fb_buf b;
     fb_buf_init(&b, max);
     int rc = fb_read_all(fd, &b);
@@ -60,15 +60,15 @@ int fb_read_file(const char *path, size_t max, char **out, size_t *out_len, fb_e
         close(fd);
     if (rc < 0) {
         fb_buf_free(&b);
-        return fb_set_error(err, "InvalidRequest", saved, "cannot read request from '%s'", path);
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, saved, "cannot read request from '%s'", path);
     }
     if (b.truncated) {
         fb_buf_free(&b);
-        return fb_set_error(err, "InvalidRequest", 0, "request: larger than the maximum of %zu bytes", max);
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "request: larger than the maximum of %zu bytes", max);
     }
     *out = fb_buf_steal(&b, out_len);
     if (!*out)
-        return fb_set_error(err, "InternalError", ENOMEM, "reading request");
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "reading request");
     return 0;
 }
 
@@ -76,16 +76,16 @@ int fb_memfd_with(const char *name, const void *data, size_t len, fb_error *err)
 {
     int fd = memfd_create(name, MFD_CLOEXEC);
     if (fd < 0)
-        return fb_set_error(err, "SandboxSetupFailed", errno, "memfd_create(%s)", name);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "memfd_create(%s)", name);
     if (len && fb_write_all(fd, data, len) < 0) {
         int saved = errno;
         close(fd);
-        return fb_set_error(err, "SandboxSetupFailed", saved, "writing memfd %s", name);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, saved, "writing memfd %s", name);
     }
     if (lseek(fd, 0, SEEK_SET) < 0) {
         int saved = errno;
         close(fd);
-        return fb_set_error(err, "SandboxSetupFailed", saved, "lseek memfd %s", name);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, saved, "lseek memfd %s", name);
     }
     return fd;
 }

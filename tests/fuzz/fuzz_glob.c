@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fb_error err = {0};
     fb_glob *g = fb_glob_compile_n(pat, plen, &err);
     if (!g) {
-        FUZZ_CHECK(strcmp(err.type, "InvalidPattern") == 0 && err.message[0], "refused with %s: %s", err.type,
+        FUZZ_CHECK(strcmp(fb_error_type(&err), "InvalidPattern") == 0 && err.message[0], "refused with %s: %s", fb_error_type(&err),
                    err.message);
         if (!has_nul)
             FUZZ_CHECK(!fb_glob_match(pat, pat), "a refused pattern matched");

@@ -63,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fb_mount_config m;
     fb_error err = {0};
     if (fb_mount_config_parse(mount, "mount", &m, &err) < 0) {
-        FUZZ_CHECK(err.type[0] && strncmp(err.message, "mount", 5) == 0, "error %s '%s' names no field",
-                   err.type, err.message);
+        FUZZ_CHECK(fb_error_type(&err)[0] && strncmp(err.message, "mount", 5) == 0, "error %s '%s' names no field",
+                   fb_error_type(&err), err.message);
         FUZZ_CHECK(!m.dirs && !m.rules && !m.include, "a refused config left data behind");
         json_decref(mount);
         return 0;

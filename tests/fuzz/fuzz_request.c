@@ -9,8 +9,8 @@
 
 static void check_error(const fb_error *err, const char *step)
 {
-    FUZZ_CHECK(err->type[0] != '\0', "%s failed without an error type", step);
-    FUZZ_CHECK(err->message[0] != '\0', "%s failed (%s) without a message", step, err->type);
+    FUZZ_CHECK(fb_error_type(err)[0] != '\0', "%s failed without an error type", step);
+    FUZZ_CHECK(err->message[0] != '\0', "%s failed (%s) without a message", step, fb_error_type(err));
 }
 
 static void plan_and_generate(const fb_request *req)

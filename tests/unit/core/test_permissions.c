@@ -169,7 +169,7 @@ static void test_valid_table(void **state)
         char why[1200] = "";
         bool ok;
         if (fb_permissions_parse(v, "permissions", &p, &err) != 0) {
-            snprintf(why, sizeof why, "want success, got %s [%.1000s]", err.type, err.message);
+            snprintf(why, sizeof why, "want success, got %s [%.1000s]", fb_error_type(&err), err.message);
             ok = false;
         } else {
             ok = check_valid(c, &p, why, sizeof why);
@@ -302,8 +302,8 @@ static void test_invalid_table(void **state)
         char why[2400] = "";
         if (rc != -1)
             snprintf(why, sizeof why, "accepted");
-        else if (strcmp(err.type, "InvalidRequest") != 0)
-            snprintf(why, sizeof why, "type %s [%s]", err.type, err.message);
+        else if (strcmp(fb_error_type(&err), "InvalidRequest") != 0)
+            snprintf(why, sizeof why, "type %s [%s]", fb_error_type(&err), err.message);
         else if (strncmp(err.message, c->field, fl) != 0 || (err.message[fl] != ':' && err.message[fl] != '.' &&
                                                               err.message[fl] != '['))
             snprintf(why, sizeof why, "message should start with '%s': [%s]", c->field, err.message);
@@ -478,7 +478,7 @@ static void test_resolve(void **state)
 
     /* unknown: names the index, the command and where it looked */
     assert_int_equal(resolve(&t, "['tool','gti']", &p, &err), -1);
-    assert_string_equal(err.type, "InvalidRequest");
+    assert_string_equal(fb_error_type(&err), "InvalidRequest");
     assert_int_equal(strncmp(err.message, "permissions.childProcess[1]: command 'gti' not found in ", 55), 0);
     assert_non_null(strstr(err.message, "/nonexistent-dir"));
     assert_null(p.exec_allow);

@@ -393,7 +393,7 @@ static void test_valid_table(void **state)
         char why[2400] = "";
         bool ok;
         if (parse_text(text, strlen(text), &r, &err) != 0) {
-            snprintf(why, sizeof why, "want success, got %s [%s]", err.type, err.message);
+            snprintf(why, sizeof why, "want success, got %s [%s]", fb_error_type(&err), err.message);
             ok = false;
         } else {
             ok = check_valid(c, &r, why, sizeof why);
@@ -675,8 +675,8 @@ static bool check_invalid(const invalid_case *c, int rc, const fb_request *r, co
     size_t fl = strlen(c->field);
     if (rc != -1)
         snprintf(why, n, "want -1, got %d (success: the request was accepted)", rc);
-    else if (strcmp(err->type, "InvalidRequest") != 0)
-        snprintf(why, n, "type: want InvalidRequest got '%s' [%s]", err->type, err->message);
+    else if (strcmp(fb_error_type(err), "InvalidRequest") != 0)
+        snprintf(why, n, "type: want InvalidRequest got '%s' [%s]", fb_error_type(err), err->message);
     else if (err->err_no != 0)
         snprintf(why, n, "err_no: want 0 got %d", err->err_no);
     else if (strncmp(err->message, c->field, fl) != 0 || err->message[fl] != ':')
@@ -743,7 +743,7 @@ static void test_depth_limit(void **state)
 
     char *deep = build_nested(JSON_PARSER_MAX_DEPTH);
     assert_int_equal(parse_text(deep, strlen(deep), &r, &err), -1);
-    assert_string_equal(err.type, "InvalidRequest");
+    assert_string_equal(fb_error_type(&err), "InvalidRequest");
     assert_non_null(strstr(err.message, "request: malformed JSON"));
     assert_non_null(strstr(err.message, "depth"));
     assert_true(is_zeroed(&r));
@@ -769,7 +769,7 @@ static void test_size_limit_not_read(void **state)
     memset(&r, 0xA5, sizeof r);
     fb_error err = {0};
     assert_int_equal(fb_request_parse(p, len, &r, &err), -1);
-    assert_string_equal(err.type, "InvalidRequest");
+    assert_string_equal(fb_error_type(&err), "InvalidRequest");
     assert_int_equal(strncmp(err.message, "request:", 8), 0);
     assert_non_null(strstr(err.message, "maximum"));
     assert_true(is_zeroed(&r));
@@ -820,7 +820,7 @@ static void test_code_limit(void **state)
     memset(&r, 0xA5, sizeof r);
     fb_error err = {0};
     assert_int_equal(fb_request_parse(t, n, &r, &err), -1);
-    assert_string_equal(err.type, "InvalidRequest");
+    assert_string_equal(fb_error_type(&err), "InvalidRequest");
     assert_int_equal(strncmp(err.message, "code:", 5), 0);
     assert_non_null(strstr(err.message, "maximum"));
     assert_true(is_zeroed(&r));

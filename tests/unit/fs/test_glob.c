@@ -294,7 +294,7 @@ static void test_errors(void **state)
         if (g)
             print_message("# FAIL %s: compiled\n", errs[i].label);
         assert_null(g);
-        assert_string_equal(err.type, "InvalidPattern");
+        assert_string_equal(fb_error_type(&err), "InvalidPattern");
         if (!strstr(err.message, errs[i].message))
             print_message("# FAIL %s: message '%s'\n", errs[i].label, err.message);
         assert_non_null(strstr(err.message, errs[i].message));

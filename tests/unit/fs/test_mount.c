@@ -301,8 +301,8 @@ static void test_bad_inputs(void **state)
         int rc = fb_mount_config_parse(j, "mount", &m, &err);
         if (rc != -1)
             fail_msg("case %zu accepted: %s", i, k_bad[i].json);
-        if (strcmp(err.type, "InvalidRequest") != 0 || !strstr(err.message, k_bad[i].want))
-            fail_msg("case %zu: %s: message \"%s\" (type %s) lacks \"%s\"", i, k_bad[i].json, err.message, err.type,
+        if (strcmp(fb_error_type(&err), "InvalidRequest") != 0 || !strstr(err.message, k_bad[i].want))
+            fail_msg("case %zu: %s: message \"%s\" (type %s) lacks \"%s\"", i, k_bad[i].json, err.message, fb_error_type(&err),
                      k_bad[i].want);
         assert_int_equal(m.ndirs, 0); /* freed and zeroed */
         assert_null(m.rules);

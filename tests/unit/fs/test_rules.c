@@ -407,10 +407,10 @@ static void test_parse_errors(void **state)
         fb_rules *r = (fb_rules *)1;
         int rc = fb_rules_parse(perm, "mount.permissions", &r, &err);
         json_decref(perm);
-        if (rc != -1 || r != NULL || strcmp(err.type, "InvalidRequest") != 0 ||
+        if (rc != -1 || r != NULL || strcmp(fb_error_type(&err), "InvalidRequest") != 0 ||
             strcmp(err.message, errs[i].message) != 0) {
             print_message("# FAIL error row %zu: rc %d type '%s'\n#   want '%s'\n#   got  '%s'\n", i, rc,
-                          err.type, errs[i].message, err.message);
+                          fb_error_type(&err), errs[i].message, err.message);
             failed++;
         }
         fb_rules_free(rc == 0 ? r : NULL);

@@ -806,7 +806,7 @@ static void test_openat2_missing_fails_closed(void **state)
     int rc = fb_sync_apply(&m, &l, &rep, &err);
     fb_resolve_force_missing(false);
     assert_int_equal(rc, -1);
-    assert_string_equal(err.type, "KernelFeatureMissing");
+    assert_string_equal(fb_error_type(&err), "KernelFeatureMissing");
     assert_non_null(strstr(err.message, "openat2"));
     assert_state(&rep, 0, FB_SYNC_ITEM_NOT_ATTEMPTED);
     assert_false(exists(hp(g_data, "a")));

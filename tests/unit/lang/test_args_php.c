@@ -70,12 +70,12 @@ static void test_table(void **state)
         int r = fb_normalize_args(FB_ARGS_PHP, &fb_lang_php.arg_errors, sig, args, kwargs, &out, &err);
         if (c->want_error) {
             const char *want = c->want_type ? c->want_type : "Error";
-            if (r != -1 || strcmp(err.type, want) != 0 || !strstr(err.message, c->want_error))
-                fail_msg("%s: want %s [%s], got %d %s [%s]", c->label, want, c->want_error, r, err.type,
+            if (r != -1 || strcmp(fb_error_type(&err), want) != 0 || !strstr(err.message, c->want_error))
+                fail_msg("%s: want %s [%s], got %d %s [%s]", c->label, want, c->want_error, r, fb_error_type(&err),
                          err.message);
         } else {
             if (r != 0)
-                fail_msg("%s: %s [%s]", c->label, err.type, err.message);
+                fail_msg("%s: %s [%s]", c->label, fb_error_type(&err), err.message);
             json_t *wa = parse(c->want_args), *wk = parse(c->want_kwargs);
             if (!json_equal(wa, out.args) || !json_equal(wk, out.kwargs)) {
                 char *ga = json_dumps(out.args, JSON_COMPACT), *gk = json_dumps(out.kwargs, JSON_COMPACT);

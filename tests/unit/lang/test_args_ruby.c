@@ -152,10 +152,10 @@ static void test_table(void **state)
         if (c->want_error) {
             if (r != -1)
                 fail_msg("%s: want error [%s], got success", c->label, c->want_error);
-            if (strcmp(err.type, "ArgumentError") != 0 || !strstr(err.message, c->want_error))
-                fail_msg("%s: want ArgumentError [%s], got %s [%s]", c->label, c->want_error, err.type, err.message);
+            if (strcmp(fb_error_type(&err), "ArgumentError") != 0 || !strstr(err.message, c->want_error))
+                fail_msg("%s: want ArgumentError [%s], got %s [%s]", c->label, c->want_error, fb_error_type(&err), err.message);
         } else if (r != 0) {
-            fail_msg("%s: want success, got %s [%s]", c->label, err.type, err.message);
+            fail_msg("%s: want success, got %s [%s]", c->label, fb_error_type(&err), err.message);
         }
         if ((args || args0) && !json_equal(args, args0))
             fail_msg("%s: args was modified", c->label);
@@ -189,7 +189,7 @@ static void test_hand_built_signatures(void **state)
     args = parse("[1]");
     json_t *kw = parse("{\"c\": 3}");
     assert_int_equal(fb_normalize_args(FB_ARGS_RUBY, NULL, &anon, args, kw, &out, &err), -1);
-    assert_string_equal(err.type, "ArgumentError");
+    assert_string_equal(fb_error_type(&err), "ArgumentError");
     assert_non_null(strstr(err.message, "cannot skip optional parameter '?'"));
     fb_error_clear(&err);
     json_decref(kw);
@@ -220,12 +220,12 @@ static void test_allocation_failures(void **state)
             alloc_budget = budget;
             int r = run_case(c, sig, args, kwargs, &err, false);
             alloc_budget = -1;
-            if (r == 0 || (c->want_error && strcmp(err.type, "ArgumentError") == 0)) {
+            if (r == 0 || (c->want_error && strcmp(fb_error_type(&err), "ArgumentError") == 0)) {
                 assert_int_equal(run_case(c, sig, args, kwargs, &err, !c->want_error), c->want_error ? -1 : 0);
                 break;
             }
-            if (strcmp(err.type, "InternalError") != 0)
-                fail_msg("%s: budget %ld: want InternalError, got %s [%s]", c->label, budget, err.type, err.message);
+            if (err.kind != FB_ERR_OUT_OF_MEMORY)
+                fail_msg("%s: budget %ld: want OutOfMemory, got %s [%s]", c->label, budget, fb_error_type(&err), err.message);
             assert_true(budget < 1000);
         }
         json_decref(args);

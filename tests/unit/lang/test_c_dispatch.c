@@ -136,7 +136,7 @@ static void test_errors_before_compiling(void **state)
         }
         if (src)
             fail_msg("row %zu: generated, want %s", i, rows[i].type);
-        assert_string_equal(err.type, rows[i].type);
+        assert_string_equal(fb_error_type(&err), rows[i].type);
         if (!strstr(err.message, rows[i].needle))
             fail_msg("row %zu: [%s] not in [%s]", i, rows[i].needle, err.message);
     }
@@ -145,7 +145,7 @@ static void test_errors_before_compiling(void **state)
     char *src = NULL;
     size_t len = 0;
     assert_int_equal(fb_c_generate(false, "int f(void) {}\0x", 16, "f", &src, &len, &err), -1);
-    assert_string_equal(err.type, "CompileError");
+    assert_string_equal(fb_error_type(&err), "CompileError");
 }
 
 /* Names and type texts reach the source as escaped literals; a hostile parameter name is impossible (it is

@@ -78,12 +78,12 @@ static void test_table(void **state)
         assert_int_equal(fb_sig_from_schema(schema, "f", &sig, &err), 0);
         int rc = fb_validate_args(schema, &sig, args, kwargs, &err);
         if (!c->want_type && rc != 0)
-            fail_msg("%s: want accepted, got %s: %s", c->label, err.type, err.message);
+            fail_msg("%s: want accepted, got %s: %s", c->label, fb_error_type(&err), err.message);
         if (c->want_type) {
             if (rc == 0)
                 fail_msg("%s: want %s, accepted", c->label, c->want_type);
-            if (strcmp(err.type, c->want_type) != 0 || !strstr(err.message, c->want_msg))
-                fail_msg("%s: want %s '%s', got %s '%s'", c->label, c->want_type, c->want_msg, err.type, err.message);
+            if (strcmp(fb_error_type(&err), c->want_type) != 0 || !strstr(err.message, c->want_msg))
+                fail_msg("%s: want %s '%s', got %s '%s'", c->label, c->want_type, c->want_msg, fb_error_type(&err), err.message);
         }
         fb_function_sig_free(&sig);
         json_decref(schema);

@@ -255,9 +255,9 @@ static void test_invalid(void **state)
     for (size_t i = 0; i < sizeof k_invalid / sizeof *k_invalid; i++) {
         fb_error err = {0};
         fb_net_policy *p = policy_of(k_invalid[i].policy, &err);
-        if (p || strcmp(err.type, "InvalidRequest") != 0 || !strstr(err.message, k_invalid[i].message)) {
+        if (p || strcmp(fb_error_type(&err), "InvalidRequest") != 0 || !strstr(err.message, k_invalid[i].message)) {
             print_message("# FAIL %s: got %s %s, want InvalidRequest naming %s\n", k_invalid[i].policy,
-                          p ? "a policy" : err.type, err.message, k_invalid[i].message);
+                          p ? "a policy" : fb_error_type(&err), err.message, k_invalid[i].message);
             failed++;
         }
         fb_net_policy_free(p);
@@ -350,7 +350,7 @@ static void test_from_patterns(void **state)
     const char *const bad[] = {"a.com", "b.com:0"};
     assert_int_equal(fb_net_policy_from_patterns(false, bad, 2, "options.permissions.network", &p, &err), -1);
     assert_null(p);
-    assert_string_equal(err.type, "InvalidRequest");
+    assert_string_equal(fb_error_type(&err), "InvalidRequest");
     assert_non_null(strstr(err.message, "options.permissions.network[1]: port out of range"));
 }
 
