@@ -14,7 +14,7 @@ ALL_CFLAGS  = $(CSTD) $(WARN) $(HARDEN) $(OPT) $(SAN) -fvisibility=hidden -Iincl
 ALL_LDFLAGS = -Wl,-z,relro -Wl,-z,now $(SAN) $(LDFLAGS)
 LDLIBS   += $(shell pkg-config --libs $(PKGS))
 
-LIB_SRC  := $(sort $(wildcard src/util/*.c src/core/*.c src/lang/*.c src/sandbox/*.c src/fs/*.c src/net/*.c))
+LIB_SRC  := $(sort $(wildcard src/util/*.c src/request/*.c src/core/*.c src/lang/*.c src/sandbox/*.c src/fs/*.c src/net/*.c))
 LIB_ASM  := src/harness/embed.S
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_ASM:%.S=$(BUILD)/%.o)

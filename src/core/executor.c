@@ -11,7 +11,7 @@
 
 #include "core/compile.h"
 #include "core/limits.h"
-#include "core/request.h"
+#include "request/request.h"
 #include "core/result.h"
 #include "core/workspace.h"
 #include "fnbox.h"
@@ -412,8 +412,11 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
-    if (net.proxy) /* every connection the proxy allowed or refused */
-        json_object_set_new(res.obj, "network", fb_proxy_log_json(net.proxy));
+    if (net.proxy && fb_result_set_network(&res, net.proxy, &err) < 0) {
+        fb_result_free(&res);
+        code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
+        goto done;
+    }
     fb_result_set_meta(&res, now_ms() - t0, plan.signature_source);
     if (req.lang->compiler)
         fb_result_set_compile(&res, prog.cache);

@@ -2,6 +2,7 @@
  * it is validated here and spliced in verbatim, so big integers keep every digit. */
 #include "core/result.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,4 +358,45 @@ void fb_result_free(fb_result *r)
 bool fb_result_succeeded(const fb_result *r)
 {
     return json_is_true(json_object_get(r->obj, "success"));
+}
+
+static json_t *text_or_null(const char *s)
+{
+    return s && s[0] ? json_string(s) : json_null();
+}
+
+static json_t *network_entry(const fb_proxy_log_entry *e)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    int bad = json_object_set_new(o, "protocol", text_or_null(e->protocol)) |
+              json_object_set_new(o, "host", text_or_null(e->host)) |
+              json_object_set_new(o, "port", e->port ? json_integer(e->port) : json_null()) |
+              json_object_set_new(o, "address", text_or_null(e->address)) |
+              json_object_set_new(o, "allowed", json_boolean(e->allowed)) |
+              json_object_set_new(o, "reason", json_string(e->reason ? e->reason : "")) |
+              json_object_set_new(o, "bytesUp", json_integer((json_int_t)e->up)) |
+              json_object_set_new(o, "bytesDown", json_integer((json_int_t)e->down));
+    if (!bad && e->error && e->error[0])
+        bad = json_object_set_new(o, "error", json_string(e->error));
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+int fb_result_set_network(fb_result *r, const fb_proxy *proxy, fb_error *err)
+{
+    json_t *arr = json_array();
+    fb_proxy_log_entry e;
+    for (size_t i = 0; arr && fb_proxy_log_at(proxy, i, &e); i++)
+        if (json_array_append_new(arr, network_entry(&e)) < 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    if (!arr || json_object_set_new(r->obj, "network", arr) < 0)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "the network log");
+    return 0;
 }

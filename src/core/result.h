@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/proxy.h"
 #include "sandbox/sandbox.h"
 #include "util/error.h"
 
@@ -30,6 +31,10 @@ int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, const fb_result_
 int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_source);
 /* Adds meta.compile ("hit", "miss" or "off": the compile cache) for compiled languages; after set_meta. */
 int fb_result_set_compile(fb_result *r, const char *cache);
+/* Adds `network`: every connection the call's proxy allowed or refused ({"protocol", "host", "port",
+ * "address" (null when refused before resolution), "allowed", "reason", "bytesUp", "bytesDown"
+ * [, "error": why an allowed connection could not be made]}). */
+int fb_result_set_network(fb_result *r, const fb_proxy *proxy, fb_error *err);
 /* Serializes to one line of JSON (caller frees). */
 char *fb_result_render(const fb_result *r, size_t *len);
 /* Whether the call's status is "success". */

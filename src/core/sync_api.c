@@ -10,7 +10,7 @@
 #include "core/limits.h"
 #include "fnbox.h"
 #include "fs/change.h"
-#include "fs/mount.h"
+#include "request/mount.h"
 #include "fs/sync.h"
 #include "util/json.h"
 

@@ -13,7 +13,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "core/request.h"
+#include "request/request.h"
 #include "fnbox.h"
 #include "fs/change.h"
 #include "fs/mountfs.h"

@@ -1,9 +1,8 @@
-/* The request's `mount` object, decoded and checked: which host directories appear where, what the
+/* The request's `mount` object, decoded and checked (request/mount.c decodes it): which host directories appear where, what the
  * function may do there, how they are loaded and how changes go back. Plain data; fb_mount_config_free
  * releases everything. Rule evaluation itself lives in rules.c. */
 #ifndef FB_FS_MOUNT_H
 #define FB_FS_MOUNT_H
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,14 +37,6 @@ typedef struct fb_mount_config {
     fb_on_denied on_denied;            /* onPermissionDenied; default throw */
 } fb_mount_config;
 
-/* Decodes `mount` (field names the JSON path for messages, e.g. "mount"). Relative host paths resolve
- * against the current directory; each must be an existing directory. Strict: unknown fields, wrong types,
- * bad enum values, overlapping or system virtual paths are errors naming the field. */
-int fb_mount_config_parse(const json_t *mount, const char *field, fb_mount_config *out, fb_error *err);
-/* The same; absent_allows_all: a mount without `permissions` allows every operation instead of read and
- * list only (the allowAllFs preset; `fnbox sync`, whose caller picked each change itself). */
-int fb_mount_config_parse_ex(const json_t *mount, const char *field, bool absent_allows_all, fb_mount_config *out,
-                             fb_error *err);
 void fb_mount_config_free(fb_mount_config *m);
 
 /* The mount whose virtual root is vpath or an ancestor of it; *rel gets the path relative to that root

@@ -1,17 +1,16 @@
-/* Mount permission rules; see rules.h for the decision order. Parsing is strict and names the field of
- * every rejection; deciding allocates nothing and fails closed (a path it cannot judge is denied). */
+/* Mount permission rules; see rules.h for the decision order. Building checks every pattern and names
+ * the field of every rejection (request/rules.c decodes the JSON); deciding allocates nothing and fails
+ * closed (a path it cannot judge is denied). */
 #include "fs/rules.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fs/glob.h"
-#include "util/json.h"
 
 #define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
-#define ALL_OPS ((1u << FB_OP_COUNT) - 1)
-#define OPS_EXPECTED "(expected read, list, create, modify, delete or \"*\")"
 #define MAX_FULL_PATH 8192 /* virtual root + "/" + relative path; longer ones are denied */
 
 static const char *const op_names[FB_OP_COUNT] = {"read", "list", "create", "modify", "delete"};
@@ -29,10 +28,11 @@ typedef struct rule {
 struct fb_rules {
     bool defaults[FB_OP_COUNT];
     rule *excludes;
-    size_t nexcludes;
-    rule *rules; /* by descending priority, then declaration order */
-    size_t nrules;
+    size_t nexcludes, excludes_cap;
+    rule *rules; /* by descending priority, then declaration order, once sealed */
+    size_t nrules, rules_cap;
     bool any_anchored;
+    bool sealed;  /* deciding on an unsealed set fails closed (denies) */
 };
 
 const char *fb_op_name(fb_op op)
@@ -71,76 +71,39 @@ void fb_rules_free(fb_rules *r)
     free(r);
 }
 
-/* ---- parsing ---- */
+/* ---- building ---- */
 
-static int parse_default(const json_t *v, const char *field, fb_rules *r, fb_error *err)
+fb_rules *fb_rules_new(fb_error *err)
 {
-    if (!json_is_object(v))
-        return BAD("%s.default: must be an object", field);
-    const char *key;
-    json_t *val;
-    json_object_foreach((json_t *)v, key, val) {
-        fb_op op;
-        if (fb_op_parse(key, &op) < 0)
-            return BAD("%s.default.%s: unknown field (expected read, list, create, modify or delete)", field, key);
-        if (!json_is_boolean(val))
-            return BAD("%s.default.%s: must be a boolean", field, key);
-        r->defaults[op] = json_is_true(val);
-    }
-    return 0;
-}
-
-/* `allow`/`deny`: "*" or an array of operation names and "*". */
-static int parse_ops(const json_t *v, const char *where, unsigned *bits, fb_error *err)
-{
-    if (json_is_string(v)) {
-        if (strcmp(json_string_value(v), "*") != 0)
-            return BAD("%s: must be \"*\" or an array of operations, got \"%.64s\"", where, json_string_value(v));
-        *bits = ALL_OPS;
-        return 0;
-    }
-    if (!json_is_array(v))
-        return BAD("%s: must be \"*\" or an array of operations", where);
-    size_t i;
-    json_t *e;
-    json_array_foreach(v, i, e) {
-        if (!json_is_string(e))
-            return BAD("%s[%zu]: must be a string " OPS_EXPECTED, where, i);
-        const char *name = json_string_value(e);
-        fb_op op;
-        if (strcmp(name, "*") == 0)
-            *bits = ALL_OPS;
-        else if (json_string_length(e) == strlen(name) && fb_op_parse(name, &op) == 0)
-            *bits |= 1u << op;
-        else
-            return BAD("%s[%zu]: unknown operation \"%.64s\" " OPS_EXPECTED, where, i, name);
-    }
-    return 0;
-}
-
-/* A pattern string: non-empty, no NUL, not a minimatch comment, no extglob syntax. Its text, or NULL
- * with err set. */
-static const char *check_pattern(const json_t *v, const char *where, fb_error *err)
-{
-    if (!json_is_string(v)) {
-        BAD("%s: must be a string", where);
+    fb_rules *r = calloc(1, sizeof *r);
+    if (!r) {
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "permission rules");
         return NULL;
     }
-    const char *p = json_string_value(v);
-    size_t len = json_string_length(v);
+    r->defaults[FB_OP_READ] = r->defaults[FB_OP_LIST] = true;
+    return r;
+}
+
+void fb_rules_set_default(fb_rules *r, fb_op op, bool allowed)
+{
+    if ((unsigned)op < FB_OP_COUNT)
+        r->defaults[op] = allowed;
+}
+
+/* A pattern: non-empty, no NUL, not a minimatch comment, no extglob syntax. */
+static int check_pattern(const char *p, size_t len, const char *where, fb_error *err)
+{
     if (len == 0)
-        BAD("%s: must not be empty", where);
-    else if (strlen(p) != len)
-        BAD("%s: must not contain a NUL character", where);
-    else if (p[0] == '#')
-        BAD("%s: a pattern starting with '#' is a comment in minimatch and matches nothing; "
-            "write \\# for a literal #", where);
-    else if (fb_glob_has_extglob(p, len))
-        BAD("%s: extglob syntax such as @(a|b) is not supported; escape the character before '(' "
-            "to mean it literally", where);
-    else
-        return p;
-    return NULL;
+        return BAD("%s: must not be empty", where);
+    if (strlen(p) != len)
+        return BAD("%s: must not contain a NUL character", where);
+    if (p[0] == '#')
+        return BAD("%s: a pattern starting with '#' is a comment in minimatch and matches nothing; "
+                   "write \\# for a literal #", where);
+    if (fb_glob_has_extglob(p, len))
+        return BAD("%s: extglob syntax such as @(a|b) is not supported; escape the character before '(' "
+                   "to mean it literally", where);
+    return 0;
 }
 
 static int compile_into(const char *pattern, const char *where, fb_glob **out, fb_error *err)
@@ -161,114 +124,81 @@ static bool is_anchored(const char *p)
     return *p == '/';
 }
 
-static int parse_rule(const json_t *v, const char *field, size_t i, rule *out, fb_error *err)
+/* Room for one more entry in *v (n used, *cap allocated). */
+static int grow(rule **v, size_t n, size_t *cap, const char *where, fb_error *err)
 {
-    char where[256];
-    snprintf(where, sizeof where, "%s.rules[%zu]", field, i);
-    if (!json_is_object(v))
-        return BAD("%s: must be an object", where);
-    const json_t *pat = NULL;
-    const char *key;
-    json_t *val;
-    char sub[300];
-    json_object_foreach((json_t *)v, key, val) {
-        snprintf(sub, sizeof sub, "%s.%.32s", where, key);
-        if (strcmp(key, "pattern") == 0) {
-            pat = val;
-        } else if (strcmp(key, "allow") == 0) {
-            if (parse_ops(val, sub, &out->allow, err) < 0)
-                return -1;
-        } else if (strcmp(key, "deny") == 0) {
-            if (parse_ops(val, sub, &out->deny, err) < 0)
-                return -1;
-        } else if (strcmp(key, "priority") == 0) {
-            if (fb_json_bignum(val))
-                return BAD("%s: out of range", sub);
-            if (!json_is_number(val))
-                return BAD("%s: must be a number", sub);
-            out->priority = json_number_value(val);
-        } else {
-            return BAD("%s.%s: unknown field (expected pattern, allow, deny or priority)", where, key);
-        }
-    }
-    if (!pat)
-        return BAD("%s.pattern: required", where);
-    snprintf(sub, sizeof sub, "%s.pattern", where);
-    const char *p = check_pattern(pat, sub, err);
-    if (!p || compile_into(p, sub, &out->glob, err) < 0)
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : 4;
+    rule *nv = realloc(*v, ncap * sizeof *nv);
+    if (!nv)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s", where);
+    *v = nv;
+    *cap = ncap;
+    return 0;
+}
+
+int fb_rules_add(fb_rules *r, const char *pattern, size_t len, unsigned allow, unsigned deny, double priority,
+                 const char *where, fb_error *err)
+{
+    rule ru = {.allow = allow & FB_OPS_ALL, .deny = deny & FB_OPS_ALL, .priority = priority, .index = r->nrules};
+    if (check_pattern(pattern, len, where, err) < 0 || grow(&r->rules, r->nrules, &r->rules_cap, where, err) < 0 ||
+        compile_into(pattern, where, &ru.glob, err) < 0)
         return -1;
-    out->anchored = is_anchored(p);
-    out->index = i;
-    if (asprintf(&out->desc, "rules[%zu] \"%s\"", i, p) < 0) {
-        out->desc = NULL;
-        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "%s", where);
+    ru.anchored = is_anchored(pattern);
+    if (asprintf(&ru.desc, "rules[%zu] \"%s\"", ru.index, pattern) < 0) {
+        ru.desc = NULL;
+        rule_clear(&ru);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s", where);
     }
+    r->rules[r->nrules++] = ru;
+    r->sealed = false;
     return 0;
 }
 
 /* An exclude entry: a name (no '/' but trailing ones) denies `** /name` and what is beneath; a path
  * pattern denies itself and what is beneath. */
-static int parse_exclude(const json_t *v, const char *field, size_t i, rule *out, fb_error *err)
+static int exclude_globs(const char *p, size_t len, bool name, const char *where, rule *out, fb_error *err)
 {
-    char where[256];
-    snprintf(where, sizeof where, "%s.exclude[%zu]", field, i);
-    const char *p = check_pattern(v, where, err);
-    if (!p)
-        return -1;
-    if (p[0] == '!')
-        return BAD("%s: negation ('!') is not supported in exclude", where);
-    size_t len = strlen(p);
-    while (len > 0 && p[len - 1] == '/')
-        len--;
-    if (len == 0)
-        return BAD("%s: must name a file, a directory or a pattern", where);
-    bool name = memchr(p, '/', len) == NULL;
     char *self = NULL, *below = NULL;
     int rc = -1;
-    if (asprintf(&self, "%s%.*s", name ? "**/" : "", (int)len, p) < 0) {
+    if (asprintf(&self, "%s%.*s", name ? "**/" : "", (int)len, p) < 0)
         self = NULL;
-        goto nomem;
-    }
-    if (asprintf(&below, "%s/**", self) < 0) {
+    else if (asprintf(&below, "%s/**", self) < 0)
         below = NULL;
-        goto nomem;
-    }
-    if (compile_into(self, where, &out->glob, err) < 0 || compile_into(below, where, &out->beneath, err) < 0)
-        goto out;
-    out->anchored = !name && p[0] == '/';
-    out->allow = 0;
-    out->deny = ALL_OPS;
-    out->index = i;
-    if (asprintf(&out->desc, "exclude \"%s\"", p) < 0) {
-        out->desc = NULL;
-        goto nomem;
-    }
-    rc = 0;
-    goto out;
-nomem:
-    fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "%s", where);
-out:
+    if (!self || !below)
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s", where);
+    else if (compile_into(self, where, &out->glob, err) == 0 && compile_into(below, where, &out->beneath, err) == 0)
+        rc = 0;
     free(self);
     free(below);
     return rc;
 }
 
-typedef int (*item_parser)(const json_t *v, const char *field, size_t i, rule *out, fb_error *err);
-
-static int parse_list(const json_t *v, const char *field, const char *name, item_parser parse, rule **out,
-                      size_t *n, fb_error *err)
+int fb_rules_add_exclude(fb_rules *r, const char *pattern, size_t plen, const char *where, fb_error *err)
 {
-    if (!json_is_array(v))
-        return BAD("%s.%s: must be an array", field, name);
-    size_t count = json_array_size(v);
-    *out = calloc(count ? count : 1, sizeof **out);
-    if (!*out)
-        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "%s.%s", field, name);
-    for (*n = 0; *n < count; (*n)++)
-        if (parse(json_array_get(v, *n), field, *n, &(*out)[*n], err) < 0) {
-            (*n)++; /* the failed one may hold partial allocations */
-            return -1;
-        }
+    if (check_pattern(pattern, plen, where, err) < 0)
+        return -1;
+    if (pattern[0] == '!')
+        return BAD("%s: negation ('!') is not supported in exclude", where);
+    size_t len = plen;
+    while (len > 0 && pattern[len - 1] == '/')
+        len--;
+    if (len == 0)
+        return BAD("%s: must name a file, a directory or a pattern", where);
+    bool name = memchr(pattern, '/', len) == NULL;
+    rule ru = {.deny = FB_OPS_ALL, .index = r->nexcludes, .anchored = !name && pattern[0] == '/'};
+    if (grow(&r->excludes, r->nexcludes, &r->excludes_cap, where, err) < 0 ||
+        exclude_globs(pattern, len, name, where, &ru, err) < 0) {
+        rule_clear(&ru);
+        return -1;
+    }
+    if (asprintf(&ru.desc, "exclude \"%s\"", pattern) < 0) {
+        ru.desc = NULL;
+        rule_clear(&ru);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s", where);
+    }
+    r->excludes[r->nexcludes++] = ru;
     return 0;
 }
 
@@ -280,45 +210,16 @@ static int by_priority(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-int fb_rules_parse(const json_t *perm, const char *field, fb_rules **out, fb_error *err)
+void fb_rules_seal(fb_rules *r)
 {
-    *out = NULL;
-    fb_rules *r = calloc(1, sizeof *r);
-    if (!r)
-        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 12 /* ENOMEM */, "%s", field);
-    r->defaults[FB_OP_READ] = r->defaults[FB_OP_LIST] = true;
-    if (perm) {
-        if (!json_is_object(perm)) {
-            BAD("%s: must be an object", field);
-            goto fail;
-        }
-        const char *key;
-        json_t *val;
-        json_object_foreach((json_t *)perm, key, val) {
-            int rc;
-            if (strcmp(key, "default") == 0)
-                rc = parse_default(val, field, r, err);
-            else if (strcmp(key, "rules") == 0)
-                rc = parse_list(val, field, "rules", parse_rule, &r->rules, &r->nrules, err);
-            else if (strcmp(key, "exclude") == 0)
-                rc = parse_list(val, field, "exclude", parse_exclude, &r->excludes, &r->nexcludes, err);
-            else
-                rc = BAD("%s.%s: unknown field (expected default, rules or exclude)", field, key);
-            if (rc < 0)
-                goto fail;
-        }
-    }
     if (r->nrules > 1)
         qsort(r->rules, r->nrules, sizeof *r->rules, by_priority);
+    r->any_anchored = false;
     for (size_t i = 0; i < r->nrules; i++)
         r->any_anchored = r->any_anchored || r->rules[i].anchored;
     for (size_t i = 0; i < r->nexcludes; i++)
         r->any_anchored = r->any_anchored || r->excludes[i].anchored;
-    *out = r;
-    return 0;
-fail:
-    fb_rules_free(r);
-    return -1;
+    r->sealed = true;
 }
 
 /* ---- deciding ---- */
@@ -372,7 +273,8 @@ static const rule *exclude_hit(const fb_rules *r, const char *rel, const char *f
 /* Whether rel can be judged: normalized, and its full virtual path (when a rule needs it) fits full. */
 static bool judgeable(const fb_rules *r, const char *root, const char *rel, char *full, size_t cap)
 {
-    return r && rel && rel[0] != '/' && rel_ok(rel) && (!r->any_anchored || full_path(full, cap, root, rel));
+    return r && r->sealed && rel && rel[0] != '/' && rel_ok(rel) &&
+           (!r->any_anchored || full_path(full, cap, root, rel));
 }
 
 bool fb_rules_has_excludes(const fb_rules *r)

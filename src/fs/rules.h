@@ -1,5 +1,5 @@
-// Mount permissions: the request's `mount.permissions` decoded into rules, and the decision whether one
-// operation on one path is allowed.
+// Mount permissions: the rules of a mount (request/rules.c decodes `mount.permissions` into them), and the
+// decision whether one operation on one path is allowed.
 //
 // Paths: rules see a path RELATIVE to the mount's virtual root, without a leading slash ("output/a.txt");
 // the mount root itself is "" (so `list` on the root is decided like any other path: `**` matches "",
@@ -19,8 +19,8 @@
 // Patterns are globs with minimatch semantics (fs/glob.h).
 #ifndef FB_FS_RULES_H
 #define FB_FS_RULES_H
-#include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "util/error.h"
 
@@ -31,15 +31,22 @@ const char *fb_op_name(fb_op op);
 /* The operation named name (exact, lower case): 0 and *op, or -1. */
 int fb_op_parse(const char *name, fb_op *op);
 
+#define FB_OPS_ALL ((1u << FB_OP_COUNT) - 1) /* every operation, as bits 1 << fb_op */
+
 typedef struct fb_rules fb_rules;
 
-/* Decodes the permissions object perm (NULL = absent: the defaults). field is its JSON path for messages
- * ("mount.permissions"). Strict: unknown fields, wrong types, unknown operation names, bad patterns are
- * "InvalidRequest" errors naming the field, e.g.
- * `mount.permissions.rules[2].allow[0]: unknown operation "write" (expected read, list, create, modify,
- * delete or "*")`. Patterns holding extglob syntax (`@(`, `+(`...) or starting with `#` (a minimatch
- * comment, which would match nothing) are refused rather than silently meaning something else. */
-int fb_rules_parse(const json_t *perm, const char *field, fb_rules **out, fb_error *err);
+/* Building a rule set (request/rules.c decodes `mount.permissions` into these calls). A new set allows
+ * read and list only. Rules and exclude entries are added in declaration order; `where` names the field
+ * for messages. Patterns are checked: empty, NUL, a leading '#' (a minimatch comment, which would match
+ * nothing) and extglob syntax (`@(`, `+(`...) are "InvalidRequest" errors rather than silently meaning
+ * something else; nothing is added on error. fb_rules_seal orders the rules by priority: deciding on a
+ * set that is not sealed fails closed. */
+fb_rules *fb_rules_new(fb_error *err);
+void fb_rules_set_default(fb_rules *r, fb_op op, bool allowed);
+int fb_rules_add(fb_rules *r, const char *pattern, size_t len, unsigned allow, unsigned deny, double priority,
+                 const char *where, fb_error *err);
+int fb_rules_add_exclude(fb_rules *r, const char *pattern, size_t len, const char *where, fb_error *err);
+void fb_rules_seal(fb_rules *r);
 void fb_rules_free(fb_rules *r);
 
 // Whether op on rel_path (relative to the mount root virtual_root, e.g. "/data") is allowed. rule_out

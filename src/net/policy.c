@@ -154,42 +154,6 @@ static int parse_rule(const char *text, net_rule *r, const char **why)
     return 0;
 }
 
-int fb_net_policy_parse(const json_t *network, const char *field, fb_net_policy **out, fb_error *err)
-{
-    *out = NULL;
-    size_t n = json_is_array(network) ? json_array_size(network) : 0;
-    if (network && !json_is_boolean(network) && !json_is_null(network) && !json_is_array(network))
-        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "%s: expected true, false or a list of \"host[:port]\" patterns",
-                            field);
-    if (n > FB_NET_MAX_PATTERNS)
-        return fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "%s: more than %d patterns", field, FB_NET_MAX_PATTERNS);
-    fb_net_policy *p = calloc(1, sizeof *p + n * sizeof(net_rule));
-    if (!p)
-        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s: out of memory", field);
-    p->all_public = json_is_true(network);
-    for (size_t i = 0; i < n; i++) {
-        const json_t *v = json_array_get(network, i);
-        const char *why = NULL;
-        if (!json_is_string(v)) {
-            fb_net_policy_free(p);
-            return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "%s[%zu]: expected a \"host[:port]\" string", field, i);
-        }
-        const char *text = json_string_value(v);
-        if (strlen(text) != json_string_length(v))
-            why = "NUL character in pattern";
-        else
-            (void)parse_rule(text, &p->rules[i], &why);
-        if (why) {
-            fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "%s[%zu]: %s in \"%.300s\"", field, i, why, text);
-            fb_net_policy_free(p);
-            return -1;
-        }
-    }
-    p->n = n;
-    *out = p;
-    return 0;
-}
-
 int fb_net_policy_from_patterns(bool all, const char *const *patterns, size_t n, const char *field,
                                 fb_net_policy **out, fb_error *err)
 {

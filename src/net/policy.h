@@ -24,7 +24,6 @@
  *     IPv4 address they carry. */
 #ifndef FB_NET_POLICY_H
 #define FB_NET_POLICY_H
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,13 +36,11 @@
 
 typedef struct fb_net_policy fb_net_policy;
 
-/* Decodes network (NULL = absent). field is its JSON path for messages ("permissions.network").
- * Strict: anything but a boolean, null or an array of valid patterns is an "InvalidRequest" naming the
- * field, e.g. `permissions.network[1]: port 70000 out of range (1-65535) in "a.com:70000"`.
- * On success *out is a policy (never NULL; deny-all for false/absent) owned by the caller. */
-int fb_net_policy_parse(const json_t *network, const char *field, fb_net_policy **out, fb_error *err);
-/* The same from already-split values (core/permissions.c's network_all / network_allow): all = `true`,
- * else the n patterns. Same checks and messages (field is the list's path: `permissions.network[i]`). */
+/* A policy from the request's decoded `permissions.network` (request/permissions.c's network_all /
+ * network_allow): all = `true`, else the n "host[:port]" patterns. Strict: an invalid pattern is an
+ * "InvalidRequest" naming it, e.g. `permissions.network[1]: port 70000 out of range (1-65535) in
+ * "a.com:70000"` (field is the list's path). On success *out is a policy (never NULL; deny-all when
+ * nothing is allowed) owned by the caller. */
 int fb_net_policy_from_patterns(bool all, const char *const *patterns, size_t n, const char *field,
                                 fb_net_policy **out, fb_error *err);
 void fb_net_policy_free(fb_net_policy *p);

@@ -971,27 +971,15 @@ size_t fb_proxy_log_dropped(const fb_proxy *p)
     return p ? p->dropped : 0;
 }
 
-json_t *fb_proxy_log_json(const fb_proxy *p)
+bool fb_proxy_log_at(const fb_proxy *p, size_t i, fb_proxy_log_entry *out)
 {
-    json_t *arr = json_array();
-    for (size_t i = 0; p && arr && i < p->nlog; i++) {
-        const log_entry *e = &p->log[i];
-        json_t *o = json_object();
-        if (!o)
-            break;
-        json_object_set_new(o, "protocol", e->proto ? json_string(k_proto_names[e->proto]) : json_null());
-        json_object_set_new(o, "host", e->host[0] ? json_string(e->host) : json_null());
-        json_object_set_new(o, "port", e->port ? json_integer(e->port) : json_null());
-        json_object_set_new(o, "address", e->address[0] ? json_string(e->address) : json_null());
-        json_object_set_new(o, "allowed", json_boolean(e->allowed));
-        json_object_set_new(o, "reason", json_string(e->reason));
-        json_object_set_new(o, "bytesUp", json_integer((json_int_t)e->up));
-        json_object_set_new(o, "bytesDown", json_integer((json_int_t)e->down));
-        if (e->error[0])
-            json_object_set_new(o, "error", json_string(e->error));
-        json_array_append_new(arr, o);
-    }
-    return arr;
+    if (!p || i >= p->nlog)
+        return false;
+    const log_entry *e = &p->log[i];
+    *out = (fb_proxy_log_entry){.protocol = k_proto_names[e->proto], .host = e->host, .port = e->port,
+                                .address = e->address, .allowed = e->allowed, .reason = e->reason,
+                                .error = e->error, .up = e->up, .down = e->down};
+    return true;
 }
 
 int fb_proxy_on_listen(void *ctx, int fd, fb_error *err)

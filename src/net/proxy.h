@@ -10,7 +10,9 @@
  * the sandbox only. */
 #ifndef FB_NET_PROXY_H
 #define FB_NET_PROXY_H
-#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "net/policy.h"
 #include "util/error.h"
@@ -37,10 +39,21 @@ int fb_proxy_start_checked(int listen_fd, const fb_net_policy *policy, fb_proxy_
 /* Stops the thread and closes every socket; the log stays readable. Idempotent; NULL is a no-op.
  * Call it once the sandbox is gone (no client is left anyway). */
 void fb_proxy_stop(fb_proxy *p);
-/* The log, once stopped: an array of {"protocol": "http"|"connect"|"socks5", "host", "port",
- * "address" (null when refused before resolution), "allowed", "reason", "bytesUp", "bytesDown"
- * [, "error": why an allowed connection could not be made]}. NULL p: an empty array. New reference. */
-json_t *fb_proxy_log_json(const fb_proxy *p);
+/* One connection the proxy allowed or refused. The strings point into the proxy (valid until
+ * fb_proxy_free); "" when unknown. */
+typedef struct fb_proxy_log_entry {
+    const char *protocol;  /* "http", "connect", "socks5"; NULL when the client never got that far */
+    const char *host;
+    uint16_t port;         /* 0 when unknown */
+    const char *address;   /* "" when refused before resolution */
+    bool allowed;
+    const char *reason;
+    const char *error;     /* why an allowed connection could not be made, or "" */
+    uint64_t up, down;     /* bytes relayed each way */
+} fb_proxy_log_entry;
+/* The i-th log entry, once stopped: true and *out, or false past the end (NULL p: none).
+ * core/result.c renders them as the result's `network`. */
+bool fb_proxy_log_at(const fb_proxy *p, size_t i, fb_proxy_log_entry *out);
 size_t fb_proxy_log_dropped(const fb_proxy *p);
 void fb_proxy_free(fb_proxy *p); /* stops first if needed */
 

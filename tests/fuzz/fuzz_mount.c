@@ -13,7 +13,7 @@
  * path and, for a path without "//", a relative rest without a leading '/'. */
 #include "fuzz_common.h"
 
-#include "fs/mount.h"
+#include "request/mount.h"
 
 #define MAX_PATHS 16
 

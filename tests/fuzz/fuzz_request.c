@@ -4,7 +4,7 @@
  * C/C++ the source generation and the call input. Input: the request bytes, unchanged. */
 #include "fuzz_common.h"
 
-#include "core/request.h"
+#include "request/request.h"
 #include "lang/plan.h"
 
 static void check_error(const fb_error *err, const char *step)

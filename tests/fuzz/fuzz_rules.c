@@ -14,7 +14,7 @@
  * is not normalized, or an invalid operation, is denied as `invalid path`; an exclude never allows. */
 #include "fuzz_common.h"
 
-#include "fs/rules.h"
+#include "request/rules.h"
 
 #define MAX_PATHS 16
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "fs/rules.h"
+#include "request/rules.h"
 
 typedef struct decide_case {
     const char *perm; /* JSON; NULL = no permissions object */

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "fs/change.h"
-#include "fs/mount.h"
+#include "request/mount.h"
 #include "fs/resolve.h"
 #include "fs/sync.h"
 

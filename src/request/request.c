@@ -1,7 +1,7 @@
 /* Request decoding. Every rejection is an "InvalidRequest" naming the field, e.g. "timeout: must be a
  * number of seconds between 0 and 3600, got string". The seed's newer (v0.2) code silently ignores the
  * root-level v0.1 fields; we accept both and refuse a field given in both places. */
-#include "core/request.h"
+#include "request/request.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/limits.h"
+#include "request/mount.h"
 #include "util/json.h"
 
 #define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)

@@ -20,7 +20,7 @@
 
 #include "../alloc_fail.h"
 #include "core/limits.h"
-#include "core/request.h"
+#include "request/request.h"
 #include "fs/rules.h"
 #include "util/json.h"
 

@@ -1,6 +1,6 @@
 /* Decoding `permissions` (core/permissions.h). Every rejection is an "InvalidRequest" whose message starts
  * with the JSON path of the offending value. */
-#include "core/permissions.h"
+#include "request/permissions.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "core/permissions.h"
+#include "request/permissions.h"
 #include "fnbox.h"
 
 static char *q(const char *s)

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/permissions.h"
+#include "request/permissions.h"
 #include "fs/mount.h"
 #include "lang/lang.h"
 #include "util/error.h"

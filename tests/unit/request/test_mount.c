@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "fs/mount.h"
+#include "request/mount.h"
 
 static char g_dir[64];  /* a temp dir with subdirs a, b and a file f */
 static char g_a[128], g_b[128];
