@@ -400,3 +400,16 @@ int fb_result_set_network(fb_result *r, const fb_proxy *proxy, fb_error *err)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "the network log");
     return 0;
 }
+
+fb_result_limits fb_result_limits_of(double timeout_s, const fb_call_limits *l)
+{
+    return (fb_result_limits){
+        .timeout_s = timeout_s,
+        .memory_bytes = l->memory_bytes,
+        .result_bytes = l->result_bytes,
+        .file_size_bytes = l->file_size_bytes,
+        .cpu_seconds = l->cpu_seconds,
+        .stdout_bytes = l->stdout_bytes,
+        .stderr_bytes = l->stderr_bytes,
+    };
+}

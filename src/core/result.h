@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "net/proxy.h"
+#include "request/request.h"
 #include "sandbox/sandbox.h"
 #include "util/error.h"
 
@@ -22,6 +23,9 @@ typedef struct fb_result_limits {
     uint64_t memory_bytes, result_bytes, file_size_bytes, cpu_seconds;
     uint64_t stdout_bytes, stderr_bytes; /* each stream is cut to its own cap here (truncated.stdout/stderr) */
 } fb_result_limits;
+
+/* The limits of a request (request/request.h's, defaults filled in) as the result stage names them. */
+fb_result_limits fb_result_limits_of(double timeout_s, const fb_call_limits *limits);
 
 /* A result for a call that did not run: status "error", error from err, exitCode given. */
 int fb_result_from_error(fb_result *r, const fb_error *err, int exit_code, double duration_ms);
