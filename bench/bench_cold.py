@@ -3,7 +3,7 @@
 interpreter running the same function and printing the same JSON result, alternating in one run so both
 see the same machine state. Prints median, p90 and the fnbox/bare ratios per language.
 
-    bench/bench_cold.py [-n 30] [--fnbox build/fnbox]
+    bench/bench_cold.py [-n 30] [--fnbox build/fnbox] [--baseline OLD_FNBOX]
 
 The bare Python run is `/usr/bin/python3 -c` (with site, as a user would run it); a second bare row,
 `python3 -I -S`, matches the flags the harness uses, to show what site import alone costs. PHP likewise: `php -r`
@@ -104,6 +104,15 @@ def compiled_cases(a, tmp):
     return cases
 
 
+def baseline_cases(a, reqs, names):
+    """The same interpreted requests through the --baseline binary, for a before/after comparison."""
+    out = []
+    for lang, req in reqs.items():
+        if f"{lang} fnbox" in names:
+            out.append((f"{lang} baseline", lambda r=req: timed([a.baseline, "call", "-"], r), check_fnbox))
+    return out
+
+
 def pct(values, q):
     s = sorted(values)
     k = (len(s) - 1) * q
@@ -120,6 +129,8 @@ def main():
     ap.add_argument("--host-env", action="store_true", help="bare runs inherit the caller's environment")
     ap.add_argument("--skip-extra", action="store_true", help="only python and node")
     ap.add_argument("--only-compiled", action="store_true", help="only the C and C++ cases")
+    ap.add_argument("--baseline", help="another fnbox binary (e.g. the previous commit's) timed alternately with "
+                    "--fnbox on the same requests: prints new/baseline ratios")
     a = ap.parse_args()
     env = None if a.host_env else BARE_ENV
 
@@ -157,6 +168,9 @@ def main():
         cases += compiled_cases(a, tmp)
     if a.only_compiled:
         cases = [c for c in cases if c[0].startswith(("c ", "cpp "))]
+    if a.baseline:
+        cases += baseline_cases(a, {"python": py_req, "node": js_req, "ruby": rb_req, "php": php_req},
+                                [c[0] for c in cases])
     times = {name: [] for name, _, _ in cases}
     for _ in range(a.warmup):
         for name, run, check in cases:
@@ -193,6 +207,11 @@ def main():
         f, h, b = times[f"{lang} fnbox miss"], times[f"{lang} fnbox hit"], times[f"{lang} bare"]
         print(f"ratio {lang} fnbox first call/gcc compile+run: median {statistics.median(f) / statistics.median(b):.2f}x "
               f"(goal <= 1.05x); cached/first: {statistics.median(h) / statistics.median(f):.3f}x (goal <= 0.1x)")
+    for lang in ("python", "node", "ruby", "php"):
+        if f"{lang} baseline" in times:
+            f, b = times[f"{lang} fnbox"], times[f"{lang} baseline"]
+            print(f"ratio {lang} fnbox/baseline: median {statistics.median(f) / statistics.median(b):.3f}x, "
+                  f"p90 {pct(f, 0.9) / pct(b, 0.9):.3f}x")
     if "python bare -I -S" in times:
         f, b = times["python fnbox"], times["python bare -I -S"]
         print(f"ratio python fnbox/bare(-I -S): median {statistics.median(f) / statistics.median(b):.2f}x")
