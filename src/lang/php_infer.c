@@ -260,6 +260,14 @@ static char *clean_doc(const char *s, size_t n)
     return t;
 }
 
+/* The `&` at i makes the parameter by-reference (`&$x`, `&...$xs`), as opposed to joining an intersection
+ * type (`A&B $x`): PHP's own lexer tells them apart the same way, by what follows. */
+static bool by_ref_amp(const php_scan *sc, size_t i, size_t e)
+{
+    size_t j = skip_ws(sc, i + 1);
+    return j < e && (sc->s[j] == '$' || (j + 2 < e && memcmp(sc->s + j, "...", 3) == 0));
+}
+
 /* Parses one parameter from [a, e). Returns 0, 1 if it does not parse, -1 on ENOMEM/over cap. */
 static int parse_param(const php_scan *sc, size_t a, size_t e, fb_function_sig *sig)
 {
@@ -279,7 +287,8 @@ static int parse_param(const php_scan *sc, size_t a, size_t e, fb_function_sig *
         }
     }
     size_t type_start = i;
-    while (i < e && sub.s[i] != '$' && sub.s[i] != '&' && !(sub.s[i] == '.' && i + 2 < e && sub.s[i + 1] == '.'))
+    while (i < e && sub.s[i] != '$' && !(sub.s[i] == '&' && by_ref_amp(&sub, i, e)) &&
+           !(sub.s[i] == '.' && i + 2 < e && sub.s[i + 1] == '.'))
         i++;
     size_t type_end = i;
     bool variadic = false;
