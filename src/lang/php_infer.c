@@ -391,6 +391,18 @@ static int parse_params(const php_scan *sc, size_t open, fb_function_sig *sig, s
         }
         start = i = j + 1;
     }
+    /* PHP 8: a default before a required parameter is never used, the parameter is required too (a
+     * deprecation; ReflectionParameter::isDefaultValueAvailable() is false for it). */
+    bool required_after = false;
+    for (size_t k = sig->nparams; k > 0; k--) {
+        fb_param *p = &sig->params[k - 1];
+        if (p->has_default && required_after) {
+            p->has_default = false;
+            free(p->default_text);
+            p->default_text = NULL;
+        }
+        required_after |= !p->has_default && p->kind != FB_PARAM_VAR_POSITIONAL;
+    }
     return 0;
 }
 
