@@ -34,7 +34,7 @@ typedef struct php_scan {
     int pending;         /* what the next `{` opens */
     size_t doc_start, doc_end; /* last doc comment, valid while has_doc */
     bool has_doc;
-    char prev;           /* last significant byte seen (':' for `::`, '>' for `->`) */
+    char prev;           /* last significant byte seen ('M' for `::`, '>' for `->`) */
 } php_scan;
 
 static bool is_ident(unsigned char c)
@@ -523,7 +523,7 @@ int fb_infer_php(const char *code, size_t len, fb_sig_list *out, fb_error *err)
             i++;
             while (i < len && is_ident((unsigned char)code[i]))
                 i++;
-            bool member = sc->prev == ':' || sc->prev == '>' || var;
+            bool member = sc->prev == 'M' || sc->prev == '>' || var; /* not after `if (x):`, `case 1:` */
             if (!member && word_at(sc, s0, "function")) {
                 sc->pending = K_FUNC;
                 if (sc->func_or_class == 0) {
@@ -537,7 +537,7 @@ int fb_infer_php(const char *code, size_t len, fb_sig_list *out, fb_error *err)
             sc->prev = 'a';
         } else {
             if (c == ':' && i + 1 < len && code[i + 1] == ':') {
-                sc->prev = ':';
+                sc->prev = 'M';
                 i += 2;
             } else if (c == '>' && i > 0 && code[i - 1] == '-') {
                 sc->prev = '>';

@@ -43,6 +43,10 @@ static const infer_case cases[] = {
     {"conditional top-level function counts",
      "if (!function_exists('g')) {\n    function g($x) {}\n}\nnamespace Foo {\n function h() {}\n}\n",
      {{"g", 2, false, NULL, {{"x", POS, NULL, NULL}}}, {"h", 5, false, NULL, {{0}}}}},
+    {"alternative syntax and case labels",
+     "if (PHP_VERSION_ID > 80000):\n    function alt($a) {}\nendif;\nswitch (1) { case 1: function in_case($b) {} }\n"
+     "$x = Foo::function();\n$y = $o->function;\n$z = $o?->function;\n",
+     {{"alt", 2, false, NULL, {{"a", POS, NULL, NULL}}}, {"in_case", 4, false, NULL, {{"b", POS, NULL, NULL}}}}},
     {"call sites, use function, member names",
      "f($a);\nuse function Foo\\bar;\n$x->function($y);\nFoo::function();\n$function = 1;\nfunction real() {}\n",
      {{"real", 6, false, NULL, {{0}}}}},
