@@ -7,7 +7,7 @@
  * Braces are kept on a stack that says what each one opened: a function body (named or closure), a class-like
  * body (class, interface, trait, enum, anonymous class) or any other block. A declaration is top-level when no
  * function or class body encloses it; functions inside top-level blocks (`if (!function_exists('f')) {...}`,
- * `namespace X {...}`) count, as PHP defines them when that code runs.
+ * `namespace X {...}`) count, as PHP defines them when that code runs. Nothing after `__halt_compiler` counts.
  * Parameters: `[#[attr]] [modifiers] [type] [&] [...] $name [= default]`; the type text goes to `annotation`,
  * `...$rest` is FB_PARAM_VAR_POSITIONAL. A parameter that does not parse drops its function (an unknown
  * signature is better than a wrong one). The doc is the `/ ** ... * /` block right before the declaration
@@ -524,6 +524,8 @@ int fb_infer_php(const char *code, size_t len, fb_sig_list *out, fb_error *err)
             while (i < len && is_ident((unsigned char)code[i]))
                 i++;
             bool member = sc->prev == 'M' || sc->prev == '>' || var; /* not after `if (x):`, `case 1:` */
+            if (!member && word_at(sc, s0, "__halt_compiler"))
+                break; /* PHP compiles nothing after it (the rest of the file is data) */
             if (!member && word_at(sc, s0, "function")) {
                 sc->pending = K_FUNC;
                 if (sc->func_or_class == 0) {

@@ -47,6 +47,9 @@ static const infer_case cases[] = {
      "if (PHP_VERSION_ID > 80000):\n    function alt($a) {}\nendif;\nswitch (1) { case 1: function in_case($b) {} }\n"
      "$x = Foo::function();\n$y = $o->function;\n$z = $o?->function;\n",
      {{"alt", 2, false, NULL, {{"a", POS, NULL, NULL}}}, {"in_case", 4, false, NULL, {{"b", POS, NULL, NULL}}}}},
+    {"__halt_compiler ends the code",
+     "function before($a) {}\n$x->__halt_compiler;\n__HALT_COMPILER();\nfunction after($b) {}\n",
+     {{"before", 1, false, NULL, {{"a", POS, NULL, NULL}}}}},
     {"call sites, use function, member names",
      "f($a);\nuse function Foo\\bar;\n$x->function($y);\nFoo::function();\n$function = 1;\nfunction real() {}\n",
      {{"real", 6, false, NULL, {{0}}}}},
