@@ -68,8 +68,12 @@ def run_json(argv, payload, what):
 # ---- the Python oracle: ast, in this process ----
 
 def python_functions(code):
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as e:
+        return {"error": f"SyntaxError: {e}"}
     out = []
-    for node in ast.parse(code).body:
+    for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         a = node.args
@@ -92,10 +96,14 @@ def python_functions(code):
 
 
 def python_expr(text):
+    """The syntax tree of an expression; a starred one (`*Ts`, a *args annotation) where Python allows it."""
     try:
         return ast.dump(ast.parse(text, mode="eval").body)
     except SyntaxError as e:
-        return {"error": f"SyntaxError: {e}"}
+        try:
+            return ast.dump(ast.parse(f"def _(*_: {text}): pass").body[0].args.vararg.annotation)
+        except SyntaxError:
+            return {"error": f"SyntaxError: {e}"}
 
 
 # ---- running everything once ----

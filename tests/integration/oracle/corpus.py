@@ -298,6 +298,38 @@ def f(a=1,# first
       *, c):
     pass
 '''),
+    ("unpacking and calls in defaults", '''
+def f(a=(lambda: 1)(), b=[*range(3)], c={**{"k": 1}}, d=(*"ab",), e=print("x", end="")):
+    return a
+'''),
+    ("string prefixes", '''
+def f(a=Rb'x,)', b=BR"y(", c=u'z,', d=F"{1},)", e="""with \'\'\' inside, (x)"""):
+    return a
+'''),
+    ("a continuation line starting with def_", '''
+def_list = [1]
+x = [0] + \\
+def_list
+def_like = [
+def_ for def_ in ()]
+
+def real(a, def_=1):
+    return a
+'''),
+    ("keyword-only default before a required one", '''
+def f(*, a=1, b, c=None):
+    return a
+
+def g(a, /, *args, b, **kw):
+    return a
+'''),
+    ("variadic generics annotation", '''
+from typing import TypeVarTuple
+Ts = TypeVarTuple("Ts")
+
+def call_with(*args: *Ts, key: str = "k") -> tuple[*Ts]:
+    return args
+'''),
 ]
 
 JAVASCRIPT = [
@@ -532,6 +564,17 @@ function paths(re = /[/\\\\]+/g, q = "\\")", s = '\\',') {}
 '''),
     ("export default async function", '''
 export default async function handler(req, res = {}, { log = console.log } = {}) {}
+'''),
+    ("nested templates and parenthesized regexes", '''
+function f(a = `${`${x},)`}`, b = (/x,y/), c = [/]/, /,/]) {}
+'''),
+    ("object pattern defaults with commas", '''
+function connect({host = "localhost", ports = [80, 443], opts = merge(a, b)} = {}, retry = 3) {}
+'''),
+    ("immediately invoked arrow and curried arrows", '''
+const value = ((a) => a)(1);
+const curried = (a) => (b) => a + b;
+export const gen = async function* generate(limit = 10) {};
 '''),
 ]
 
@@ -820,6 +863,23 @@ __END__
 def after_end(z)
 end
 '''),
+    ("nested interpolation and blocks in defaults", '''
+def f(a = "#{"nested #{"deep, (x)"}"}", b = [1, 2].sum { |x| x * 2 }, c = ->(x, y) do x end)
+  a
+end
+'''),
+    ("ranges, floats and operator symbols", '''
+def f(a = (1..10), b = 1...5, c = 1.0e-3, d = :+, e = :"quoted, sym")
+  a
+end
+'''),
+    ("parenless keywords and predicate endless def", '''
+def fetch_all url, limit: 10, &blk
+  blk
+end
+
+def empty?(x = nil) = x.nil?
+'''),
 ]
 
 PHP = [
@@ -1042,6 +1102,27 @@ namespace B {
 # [not an attribute, (really)
 function hashed($a /* ( */, $b = 2 # ) comment
 ) {}
+'''),
+    ("names starting with keywords", '''<?php
+function classify($x) {}
+function enum_values(array $e = []) {}
+function traitor(): never { exit(1); }
+function interface_of($o) {}
+function last_one($z) {}
+'''),
+    ("a close tag inside a line comment", '''<?php
+// see ?> for details
+function hidden($x) {}
+<?php
+function visible($y) {}
+'''),
+    ("halt compiler", '''<?php
+function before_halt($a) {}
+__halt_compiler();
+function after_halt($b) {}
+'''),
+    ("more defaults", '''<?php
+function more($a = array('x' => "y,z"), $b = null ?? 1, Closure|null $cb = null, array $d = [[], [1, [2]]]) {}
 '''),
 ]
 
