@@ -61,7 +61,13 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfnbox.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libfnbox.a $(LDLIBS) -lcmocka
 
-unit: $(UNIT_BIN)
+# The scanners' output for the oracle test (tests/integration/test_infer_oracle.py); not a unit test itself.
+ORACLE_BIN := $(BUILD)/tests/oracle/sigdump
+$(ORACLE_BIN): tests/integration/oracle/sigdump.c $(BUILD)/libfnbox.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libfnbox.a $(LDLIBS)
+
+unit: $(UNIT_BIN) $(ORACLE_BIN)
 
 # The README's test command: unit + integration + security, normal and ASan/UBSan builds.
 test: all unit

@@ -8,8 +8,13 @@
 #   4. static analysis (scripts/lint.sh: cppcheck, clang-tidy, shellcheck), counted as one test;
 #   5. a short run of every libFuzzer target (scripts/fuzz.sh, clang + ASan + UBSan, FUZZ_SECONDS each,
 #      default 15), one test per target.
-# Ends with exactly one line "N passed, M failed" (totals over everything) and exits non-zero if anything
-# failed or nothing ran.
+# Before its last line it lists every test that did not run, one line each, "== skipped: [PASS] NAME: REASON"
+# (pytest skips and xfails, from each run's junit XML; cmocka skips, from the TAP output, with the message
+# the test printed before skipping), so a skip in CI is visible by name. Ends with exactly one line
+# "N passed, M failed, K skipped" (totals over everything; an xfail counts as skipped: it proves nothing
+# about the behaviour it names) and exits non-zero if anything failed or nothing passed. Skips alone do
+# not fail the run: a test skips only when this machine lacks something it cannot be given (no root, no
+# Landlock, not x86_64); a dependency scripts/install-deps.sh installs is a failure when it is missing.
 #
 # Environment: SANITIZE=0 skips pass 2; WEAK=0 pass 3; LINT=0 pass 4; FUZZ=0 pass 5; PYTHON (default /usr/bin/python3, which has pytest);
 # PYTEST_ARGS adds arguments to both pytest runs (e.g. PYTEST_ARGS="-k roundtrip -x").
@@ -27,12 +32,17 @@ export PYTHONDONTWRITEBYTECODE=1
 
 PASSED=0
 FAILED=0
+SKIPPED=0
+SKIPLIST="$TMP/skipped.txt"   # one line per test that did not run: "[PASS] NAME: REASON"
+: >"$SKIPLIST"
 
 say() { printf '== %s\n' "$*"; }
 
 # run_units BUILD_DIR LABEL: every cmocka binary under BUILD_DIR/tests, TAP output counted per test.
+# cmocka 1.1 reports a skip as "not ok N # SKIP name" (TAP's own form is "ok N # SKIP"): both are skips,
+# never failures; the reason is the line the test printed just before (call_testlib.h's fbt_can_run).
 run_units() {
-    local build=$1 label=$2 bin out rc planned ok notok n=0
+    local build=$1 label=$2 bin out rc planned ok notok skip n=0
     local bins=()
     while IFS= read -r bin; do bins+=("$bin"); done < <(find "$build/tests" -type f -name 'test_*' -perm -u+x 2>/dev/null | sort)
     if [ ${#bins[@]} -eq 0 ]; then
@@ -45,11 +55,12 @@ run_units() {
         CMOCKA_MESSAGE_OUTPUT=TAP timeout "$UNIT_TIMEOUT" "$bin" >"$out" 2>"$TMP/unit.err"
         rc=$?
         planned=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$out" | head -n1)
-        ok=$(grep -c '^ok [0-9]' "$out")
-        notok=$(grep -c '^not ok [0-9]' "$out")
+        skip=$(grep -cE '^(not )?ok [0-9]+ # SKIP' "$out")
+        ok=$(grep -E '^ok [0-9]' "$out" | grep -cv '^ok [0-9]* # SKIP')
+        notok=$(grep -E '^not ok [0-9]' "$out" | grep -cv '^not ok [0-9]* # SKIP')
         # tests that never reported (the binary crashed or hung) count as failures
-        if [ -n "$planned" ] && [ "$planned" -gt $((ok + notok)) ]; then
-            notok=$((planned - ok))
+        if [ -n "$planned" ] && [ "$planned" -gt $((ok + notok + skip)) ]; then
+            notok=$((planned - ok - skip))
         fi
         if [ "$rc" -ne 0 ] && [ "$notok" -eq 0 ]; then
             notok=1
@@ -59,9 +70,17 @@ run_units() {
             grep -v '^ok [0-9]' "$out" | head -n 60
             head -n 60 "$TMP/unit.err"
         fi
+        awk -v pass="$label" -v bin="${bin#"$build"/tests/}" '
+            /^(not )?ok [0-9]+ # SKIP/ {
+                name = $0; sub(/^(not )?ok [0-9]+ # SKIP */, "", name)
+                reason = (prev ~ /^((not )?ok [0-9]|1\.\.|#)/ || prev == "") ? "(no reason printed)" : prev
+                printf "[%s] %s: %s: %s\n", pass, bin, name, reason
+            }
+            { prev = $0 }' "$out" >>"$SKIPLIST"
         PASSED=$((PASSED + ok))
         FAILED=$((FAILED + notok))
-        n=$((n + ok + notok))
+        SKIPPED=$((SKIPPED + skip))
+        n=$((n + ok + notok + skip))
     done
     say "$label: ${#bins[@]} unit test binaries, $n tests"
 }
@@ -69,7 +88,7 @@ run_units() {
 # run_pytest FNBOX_BINARY LABEL [PATH...]: pytest on the paths (default: the integration and security
 # suites) against one binary.
 run_pytest() {
-    local fnbox=$1 label=$2 xml="$TMP/$2.xml" rc counts p f
+    local fnbox=$1 label=$2 xml="$TMP/$2.xml" rc counts p f s
     shift 2
     local paths=("$@")
     [ ${#paths[@]} -gt 0 ] || paths=(tests/integration tests/security)
@@ -88,25 +107,39 @@ run_pytest() {
         FAILED=$((FAILED + 1))
         return
     fi
-    counts=$("$PYTHON" - "$xml" <<'EOF'
+    # Counts from the suites' attributes; each skipped or xfailed testcase appended to the skip list.
+    counts=$("$PYTHON" - "$xml" "$label" "$SKIPLIST" <<'EOF'
 import sys
 import xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
+xml, label, skiplist = sys.argv[1:4]
+root = ET.parse(xml).getroot()
 suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
 t = f = e = s = 0
+lines = []
 for su in suites:
     t += int(su.get("tests", 0)); f += int(su.get("failures", 0))
     e += int(su.get("errors", 0)); s += int(su.get("skipped", 0))
-print(t - f - e - s, f + e)
+    for case in su.iter("testcase"):
+        sk = case.find("skipped")
+        if sk is None:
+            continue
+        name = "::".join(x for x in (case.get("classname"), case.get("name")) if x)
+        reason = " ".join((sk.get("message") or sk.text or "(no reason given)").split())
+        kind = "xfail: " if sk.get("type") == "pytest.xfail" else ""
+        lines.append("[%s] %s: %s%s\n" % (label, name or "(collection)", kind, reason))
+with open(skiplist, "a", encoding="utf-8") as out:
+    out.writelines(lines)
+print(t - f - e - s, f + e, s)
 EOF
 )
-    read -r p f <<<"$counts"
+    read -r p f s <<<"$counts"
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
         f=1  # interrupted, internal error, or nothing collected
     fi
-    say "$label: $p passed, $f failed"
+    say "$label: $p passed, $f failed, $s skipped"
     PASSED=$((PASSED + p))
     FAILED=$((FAILED + f))
+    SKIPPED=$((SKIPPED + s))
 }
 
 # The defence-switch build first: the weak run below needs it, and so do the tests that simulate a
@@ -178,5 +211,8 @@ if [ "${FUZZ:-1}" != 0 ]; then
     FAILED=$((FAILED + f))
 fi
 
-echo "$PASSED passed, $FAILED failed"
+while IFS= read -r line; do
+    printf '== skipped: %s\n' "$line"
+done <"$SKIPLIST"
+echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]

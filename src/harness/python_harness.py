@@ -10,12 +10,19 @@
 # - The success path imports only built-in modules and the `_json` accelerator: `import json` would pull in
 #   re, enum, functools and collections (~5 ms).  `_ast` (body mode) and `asyncio` (coroutines) load only
 #   when needed; errors are formatted without the `traceback` module (~8 ms to import).
+# - `_json` is CPython's private module: where it is missing, or lacks a name used here, _COLD['pyjson']
+#   puts the json package's public API in its place (slower; tests/integration/test_harness_python.py runs
+#   both ways on every Python 3 found).  Python 3.8 or newer.
 # - The process leaves with os._exit after publishing the result, skipping interpreter finalization
 #   (~1.5 ms), unless atexit handlers or threads need a normal exit (see _exit).
 import sys
 import posix as _os
 import builtins as _builtins
-import _json
+try:
+    from _json import (make_scanner as _make_scanner, make_encoder as _make_encoder,
+                       encode_basestring as _esc, encode_basestring_ascii as _esc_ascii)
+except ImportError:
+    _make_scanner = None                    # see _COLD['pyjson']
 
 _RESULT_FD = 3
 _INPUT_FD = 4
@@ -47,7 +54,8 @@ def _cold(name):
 # ---------------------------------------------------------------------------------------------- input
 
 class _ScanContext:
-    # The attributes _json.make_scanner reads: json.loads' defaults.
+    # The attributes _json.make_scanner reads: json.loads' defaults.  _make_scanner(_ScanContext)(text, i) ->
+    # (value, end); invalid text raises StopIteration (at a value) or ValueError.
     strict = True
     object_hook = None
     object_pairs_hook = None
@@ -84,7 +92,7 @@ def _loads(text):
     while text[i:i + 1] in (' ', '\t', '\n', '\r'):
         i += 1
     try:
-        obj, end = _json.make_scanner(_ScanContext)(text, i)
+        obj, end = _make_scanner(_ScanContext)(text, i)
     except StopIteration as e:
         raise ValueError('invalid JSON at offset %d' % e.value) from None
     except (RecursionError, ValueError):
@@ -139,8 +147,7 @@ def _no_default(o):
 def _serialize(value):
     try:
         # JSON-native values: the C encoder, no conversions, no cycle bookkeeping.
-        text = ''.join(_json.make_encoder(None, _no_default, _json.encode_basestring, None, ':', ',',
-                                          False, False, False)(value, 0))
+        text = ''.join(_make_encoder(None, _no_default, _esc, None, ':', ',', False, False, False)(value, 0))
     except (TypeError, ValueError, RecursionError):
         # Values to convert, NaN/Infinity, non-string keys, huge ints, deep nesting, cycles.
         _cold('serialize')
@@ -323,7 +330,7 @@ def _loads_hard(text, i):
     old_digits = _set_int_digits(0)          # big ints arrive exactly, whatever their size
     try:
         try:
-            return _json.make_scanner(_ScanContext)(text, i)
+            return _make_scanner(_ScanContext)(text, i)
         except RecursionError:
             # The C scanner recurses per nesting level, up to the recursion limit (a fixed C limit since
             # 3.12): parse containers iteratively, scalars with the C scanner.
@@ -335,8 +342,7 @@ def _loads_hard(text, i):
 
 
 def _loads_iterative(s, i):
-    scan = _json.make_scanner(_ScanContext)
-    scanstring = _json.scanstring
+    scan = _make_scanner(_ScanContext)
     n = len(s)
 
     def skip(i):
@@ -348,7 +354,7 @@ def _loads_iterative(s, i):
         i = skip(i)
         if s[i:i + 1] != '"':
             raise ValueError('expected a string key at offset %d' % i)
-        key, i = scanstring(s, i + 1, True)
+        key, i = scan(s, i)
         i = skip(i)
         if s[i:i + 1] != ':':
             raise ValueError("expected ':' at offset %d" % i)
@@ -411,8 +417,7 @@ def _set_int_digits(n):
 
 _COLD['errors'] = (sys._getframe().f_lineno, r'''
 
-_encode_header = _json.make_encoder(None, None, _json.encode_basestring_ascii, None, ':', ',',
-                                    False, False, True)
+_encode_header = _make_encoder(None, None, _esc_ascii, None, ':', ',', False, False, True)
 
 
 def _header(etype, message, stack, exit_code):
@@ -640,6 +645,29 @@ def _input_failure(e):
     return 1
 ''')
 
+_COLD['pyjson'] = (sys._getframe().f_lineno, r'''
+# Without CPython's _json (another implementation, a build without it, or one lacking a name used above),
+# the same calls through the json package's public API, which uses whatever accelerator parts there are.
+import json as _pyjson
+
+
+def _make_scanner(context):
+    # context holds json.loads' defaults, which are JSONDecoder()'s
+    return _pyjson.JSONDecoder().raw_decode              # (text, i) -> (value, end); ValueError if invalid
+
+
+def _make_encoder(markers, default, encoder, indent, key_separator, item_separator, sort_keys, skipkeys,
+                  allow_nan):
+    enc = _pyjson.JSONEncoder(ensure_ascii=encoder is _esc_ascii, check_circular=markers is not None,
+                              allow_nan=allow_nan, separators=(item_separator, key_separator), default=default,
+                              sort_keys=sort_keys, skipkeys=skipkeys, indent=indent)
+    return lambda value, level: (enc.encode(value),)
+
+
+_esc = _pyjson.JSONEncoder(ensure_ascii=False).encode    # a str -> its JSON string literal
+_esc_ascii = _pyjson.JSONEncoder(ensure_ascii=True).encode
+''')
+
 _COLD['serialize'] = (sys._getframe().f_lineno, r'''
 
 class _NeedSlowPath(Exception):
@@ -757,7 +785,7 @@ class _Serializer:
 
     def encode(self, value):
         try:
-            enc = _json.make_encoder({}, self.fast_default, _json.encode_basestring, None, ':', ',',
+            enc = _make_encoder({}, self.fast_default, _esc, None, ':', ',',
                                      False, False, False)
             return ''.join(enc(value, 0))
         except _Unserializable as e:
@@ -773,7 +801,7 @@ class _Serializer:
             raise _HarnessError('SerializationError', str(e)) from None
 
     def slow_encode(self, value):
-        esc = _json.encode_basestring
+        esc = _esc
         out = []
         w = out.append
         active = set()            # ids of the containers and converted objects on the current path
@@ -968,6 +996,9 @@ def _run_body(code, ns):
     exec(co, ns)
     return _settle(eval(co_last, ns)) if co_last is not None else None
 ''')
+
+if _make_scanner is None:
+    _cold('pyjson')
 
 
 if __name__ == '__main__':

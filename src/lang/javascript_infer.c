@@ -695,28 +695,14 @@ static int function_form(js_parser *p, fb_function_sig *sig, bool need_name, fb_
     return finish_function(p, sig, false, out);
 }
 
-/* cur is a `function`/`async`/`const`/`let`/`var` at depth 0 (decl is the statement's first token, maybe
- * `export`). Returns 1 if a function was recorded (p is past its parameters), 0 if not a function
- * declaration (p must then be restored by the caller), -1 on ENOMEM. */
-static int declaration(js_parser *p, const js_tok *decl, fb_sig_list *out)
+/* cur is the NAME of one `NAME = ...` declarator of a const/let/var statement (decl: the statement's first
+ * token, whose doc comment a function gets). Returns 1 if it is a function or arrow expression, recorded
+ * (p is past its parameters), 0 if not (p must then be restored by the caller), -1 on ENOMEM. */
+static int declarator(js_parser *p, const js_tok *decl, fb_sig_list *out)
 {
     fb_function_sig sig = {0};
     sig.line = decl->line;
     int r = 0;
-    if (ident_is(&p->lx, &p->cur, "async") && next_is(p, JT_IDENT, "function", true)) {
-        sig.is_async = true;
-        advance(p);
-    }
-    if (ident_is(&p->lx, &p->cur, "function")) {
-        if (take_doc(&p->lx, decl, &sig) < 0)
-            goto oom;
-        r = function_form(p, &sig, true, out);
-        goto done;
-    }
-    if (sig.is_async || !(ident_is(&p->lx, &p->cur, "const") || ident_is(&p->lx, &p->cur, "let") ||
-                          ident_is(&p->lx, &p->cur, "var")))
-        goto done;
-    advance(p);
     if (p->cur.type != JT_IDENT)
         goto done;
     sig.name = fb_scan_dup(p->lx.s + p->cur.start, p->cur.end - p->cur.start);
@@ -774,6 +760,37 @@ oom:
     return -1;
 }
 
+/* cur is a `function`/`async`/`const`/`let`/`var` at depth 0 (decl is the statement's first token, maybe
+ * `export`). Returns 1 if a function was recorded (p is past its parameters), 0 if not a function
+ * declaration (p must then be restored by the caller), -1 on ENOMEM. */
+static int declaration(js_parser *p, const js_tok *decl, fb_sig_list *out)
+{
+    fb_function_sig sig = {0};
+    sig.line = decl->line;
+    int r = 0;
+    if (ident_is(&p->lx, &p->cur, "async") && next_is(p, JT_IDENT, "function", true)) {
+        sig.is_async = true;
+        advance(p);
+    }
+    if (ident_is(&p->lx, &p->cur, "function")) {
+        if (take_doc(&p->lx, decl, &sig) < 0)
+            goto oom;
+        r = function_form(p, &sig, true, out);
+        goto done;
+    }
+    if (sig.is_async || !(ident_is(&p->lx, &p->cur, "const") || ident_is(&p->lx, &p->cur, "let") ||
+                          ident_is(&p->lx, &p->cur, "var")))
+        goto done;
+    advance(p);
+    fb_function_sig_free(&sig);
+    return declarator(p, decl, out);
+done:
+    fb_function_sig_free(&sig);
+    return r;
+oom:
+    fb_function_sig_free(&sig);
+    return -1;
+}
 /* cur is an identifier at depth 0. Returns 1 if it began a recorded function (p moved past its parameter
  * list), 0 if not (p unchanged), -1 on ENOMEM. */
 static int try_declaration(js_parser *p, fb_sig_list *out)
@@ -801,6 +818,18 @@ static int try_declaration(js_parser *p, fb_sig_list *out)
     return r;
 }
 
+/* cur starts a const/let/var statement, exported or not. */
+static bool var_statement(const js_parser *p)
+{
+    const js_lex *lx = &p->lx;
+    if (ident_is(lx, &p->cur, "export")) {
+        js_parser q = *p;
+        advance(&q);
+        return ident_is(&q.lx, &q.cur, "const") || ident_is(&q.lx, &q.cur, "let") || ident_is(&q.lx, &q.cur, "var");
+    }
+    return ident_is(lx, &p->cur, "const") || ident_is(lx, &p->cur, "let") || ident_is(lx, &p->cur, "var");
+}
+
 int fb_infer_javascript(const char *code, size_t len, fb_sig_list *out, fb_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -813,22 +842,33 @@ int fb_infer_javascript(const char *code, size_t len, fb_sig_list *out, fb_error
     advance(&p);
     p.prev.type = JT_EOF;
     size_t depth = 0;
+    bool in_var = false; /* in a top-level const/let/var statement: `, NAME = ...` declares one more name */
     while (p.cur.type != JT_EOF) {
+        int r = 0;
+        if (depth == 0 && in_var && !punct_is(&p.lx, &p.cur, ",") && at_statement_start(&p))
+            in_var = false;
         if (is_open(&p)) {
             depth++;
         } else if (is_close(&p)) {
             if (depth > 0)
                 depth--;
+        } else if (depth == 0 && in_var && punct_is(&p.lx, &p.cur, ",")) {
+            js_parser save = p;
+            advance(&p);
+            js_tok decl = p.cur;
+            r = declarator(&p, &decl, out);
+            if (r == 0)
+                p = save;
         } else if (depth == 0 && p.cur.type == JT_IDENT) {
-            int r = try_declaration(&p, out);
-            if (r < 0) {
-                fb_sig_list_free(out);
-                return fb_scan_oom(err);
-            }
-            if (r > 0)
-                continue;
+            in_var |= var_statement(&p);
+            r = try_declaration(&p, out);
         }
-        advance(&p);
+        if (r < 0) {
+            fb_sig_list_free(out);
+            return fb_scan_oom(err);
+        }
+        if (r == 0)
+            advance(&p);
     }
     return 0;
 }

@@ -7,7 +7,7 @@
  * Braces are kept on a stack that says what each one opened: a function body (named or closure), a class-like
  * body (class, interface, trait, enum, anonymous class) or any other block. A declaration is top-level when no
  * function or class body encloses it; functions inside top-level blocks (`if (!function_exists('f')) {...}`,
- * `namespace X {...}`) count, as PHP defines them when that code runs.
+ * `namespace X {...}`) count, as PHP defines them when that code runs. Nothing after `__halt_compiler` counts.
  * Parameters: `[#[attr]] [modifiers] [type] [&] [...] $name [= default]`; the type text goes to `annotation`,
  * `...$rest` is FB_PARAM_VAR_POSITIONAL. A parameter that does not parse drops its function (an unknown
  * signature is better than a wrong one). The doc is the `/ ** ... * /` block right before the declaration
@@ -34,7 +34,7 @@ typedef struct php_scan {
     int pending;         /* what the next `{` opens */
     size_t doc_start, doc_end; /* last doc comment, valid while has_doc */
     bool has_doc;
-    char prev;           /* last significant byte seen (':' for `::`, '>' for `->`) */
+    char prev;           /* last significant byte seen ('M' for `::`, '>' for `->`) */
 } php_scan;
 
 static bool is_ident(unsigned char c)
@@ -260,6 +260,14 @@ static char *clean_doc(const char *s, size_t n)
     return t;
 }
 
+/* The `&` at i makes the parameter by-reference (`&$x`, `&...$xs`), as opposed to joining an intersection
+ * type (`A&B $x`): PHP's own lexer tells them apart the same way, by what follows. */
+static bool by_ref_amp(const php_scan *sc, size_t i, size_t e)
+{
+    size_t j = skip_ws(sc, i + 1);
+    return j < e && (sc->s[j] == '$' || (j + 2 < e && memcmp(sc->s + j, "...", 3) == 0));
+}
+
 /* Parses one parameter from [a, e). Returns 0, 1 if it does not parse, -1 on ENOMEM/over cap. */
 static int parse_param(const php_scan *sc, size_t a, size_t e, fb_function_sig *sig)
 {
@@ -279,7 +287,8 @@ static int parse_param(const php_scan *sc, size_t a, size_t e, fb_function_sig *
         }
     }
     size_t type_start = i;
-    while (i < e && sub.s[i] != '$' && sub.s[i] != '&' && !(sub.s[i] == '.' && i + 2 < e && sub.s[i + 1] == '.'))
+    while (i < e && sub.s[i] != '$' && !(sub.s[i] == '&' && by_ref_amp(&sub, i, e)) &&
+           !(sub.s[i] == '.' && i + 2 < e && sub.s[i + 1] == '.'))
         i++;
     size_t type_end = i;
     bool variadic = false;
@@ -381,6 +390,18 @@ static int parse_params(const php_scan *sc, size_t open, fb_function_sig *sig, s
             return 1; /* `(,` or `,,` */
         }
         start = i = j + 1;
+    }
+    /* PHP 8: a default before a required parameter is never used, the parameter is required too (a
+     * deprecation; ReflectionParameter::isDefaultValueAvailable() is false for it). */
+    bool required_after = false;
+    for (size_t k = sig->nparams; k > 0; k--) {
+        fb_param *p = &sig->params[k - 1];
+        if (p->has_default && required_after) {
+            p->has_default = false;
+            free(p->default_text);
+            p->default_text = NULL;
+        }
+        required_after |= !p->has_default && p->kind != FB_PARAM_VAR_POSITIONAL;
     }
     return 0;
 }
@@ -502,7 +523,9 @@ int fb_infer_php(const char *code, size_t len, fb_sig_list *out, fb_error *err)
             i++;
             while (i < len && is_ident((unsigned char)code[i]))
                 i++;
-            bool member = sc->prev == ':' || sc->prev == '>' || var;
+            bool member = sc->prev == 'M' || sc->prev == '>' || var; /* not after `if (x):`, `case 1:` */
+            if (!member && word_at(sc, s0, "__halt_compiler"))
+                break; /* PHP compiles nothing after it (the rest of the file is data) */
             if (!member && word_at(sc, s0, "function")) {
                 sc->pending = K_FUNC;
                 if (sc->func_or_class == 0) {
@@ -516,7 +539,7 @@ int fb_infer_php(const char *code, size_t len, fb_sig_list *out, fb_error *err)
             sc->prev = 'a';
         } else {
             if (c == ':' && i + 1 < len && code[i + 1] == ':') {
-                sc->prev = ':';
+                sc->prev = 'M';
                 i += 2;
             } else if (c == '>' && i > 0 && code[i - 1] == '-') {
                 sc->prev = '>';

@@ -373,6 +373,19 @@ static int add_segment(fb_function_sig *sig, const char *s, size_t n)
     return add_param(sig, s, l, FB_PARAM_POSITIONAL, NULL, 0, false);
 }
 
+/* Whether the parameter text so far ends with an operand (a name, a number, a closing bracket or quote): then
+ * `/` divides and `?` asks; otherwise they open a regexp (`pat = /a,b/`) or a character literal (`sep = ?,`). */
+static bool seg_operand_before(const fb_scan_buf *seg)
+{
+    size_t k = seg->data ? seg->len : 0;
+    while (k > 0 && (seg->data[k - 1] == ' ' || seg->data[k - 1] == '\t'))
+        k--;
+    if (k == 0)
+        return false;
+    unsigned char c = (unsigned char)seg->data[k - 1];
+    return fb_scan_is_ident_byte(c) || c == ')' || c == ']' || c == '}' || c == '"' || c == '\'' || c == '`';
+}
+
 /* Scans a parameter list from sc->i: up to the matching ')' when parens, else to the end of the line or `;`.
  * Splits at top-level commas; strings and brackets inside defaults are skipped whole. Returns 0, 1 (over
  * the cap) or -1 (ENOMEM); sc->i ends after the ')' (parens) or at the newline / ';'. */
@@ -410,6 +423,16 @@ static int scan_params(rb_scan *sc, fb_function_sig *sig, bool parens)
             skip_delimited(sc, c, c, c != '\'', 0);
         } else if (c == '%' && try_percent_literal(sc, 0)) {
             /* skipped */
+        } else if (c == '/' && !seg_operand_before(&seg)) {
+            sc->i++;
+            skip_delimited(sc, '/', '/', true, 0);
+            while (ident_byte(at(sc, sc->i)))
+                sc->i++; /* flags */
+        } else if (c == '?' && !seg_operand_before(&seg) && at(sc, a + 1) > ' ' &&
+                   (at(sc, a + 1) == '\\' || !ident_byte(at(sc, a + 2)))) {
+            sc->i = at(sc, a + 1) == '\\' ? a + 3 : a + 2; /* ?, ?" ?\n */
+            if (sc->i > sc->n)
+                sc->i = sc->n;
         } else if (c == '(' || c == '[' || c == '{') {
             nest++;
             sc->i++;

@@ -49,20 +49,44 @@ def require_binary():
         pytest.fail(f"fnbox binary not found or not executable: {FNBOX} (run `make`, or set FNBOX)")
 
 
+def in_ci():
+    """CI=true (CI services set it, and .ci/run): everything `make test` and scripts/install-deps.sh provide
+    must be there, so a test that would skip for want of it fails instead."""
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def skip_unless_ci(reason):
+    """Skip for want of something `make test` or scripts/install-deps.sh provides; fail in CI."""
+    if in_ci():
+        pytest.fail(f"{reason} (CI=true: required there)")
+    pytest.skip(reason)
+
+
+def weak_fnbox():
+    """The defence-switch build ($FNBOX_WEAK, default <repo>/build-weak/fnbox, which `make test` builds
+    first); skips without it (fails in CI)."""
+    path = os.path.abspath(os.environ.get("FNBOX_WEAK") or str(REPO / "build-weak" / "fnbox"))
+    if not os.access(path, os.X_OK):
+        skip_unless_ci(f"no defence-switch build at {path} (make BUILD=build-weak CFLAGS=-DFB_DEFENCE_SWITCHES all)")
+    return path
+
+
 def check_sanitizers(stderr):
     for marker in SANITIZER_MARKERS:
         if marker in stderr:
             pytest.fail(f"sanitizer report on fnbox's stderr ({marker!r}):\n{stderr[-6000:]}")
 
 
-def run_cli(argv, input=None, timeout=60, env=None, pass_fds=()):
+def run_cli(argv, input=None, timeout=60, env=None, pass_fds=(), exe=None):
     """Run `fnbox <argv...>`; returns CompletedProcess with bytes stdout/stderr. Fails on sanitizer output.
-    pass_fds: descriptors of ours fnbox inherits (as a careless host would leak them)."""
-    require_binary()
+    pass_fds: descriptors of ours fnbox inherits (as a careless host would leak them); exe: another fnbox
+    binary than $FNBOX (the defence-switch build, weak_fnbox())."""
+    if exe is None:
+        require_binary()
     if isinstance(input, str):
         input = input.encode("utf-8")
     try:
-        proc = subprocess.run([FNBOX, *argv], input=input, capture_output=True, timeout=timeout, env=env,
+        proc = subprocess.run([exe or FNBOX, *argv], input=input, capture_output=True, timeout=timeout, env=env,
                               pass_fds=pass_fds)
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"`fnbox {' '.join(argv)}` did not return within {timeout}s; stderr: {e.stderr!r:.2000}")
@@ -102,14 +126,14 @@ def check_shape(result, code):
             assert result["exitCode"] == 124, f"timeout with exitCode {result['exitCode']}"
 
 
-def call(request, timeout=60, env=None, argv=("call", "-"), pass_fds=()):
+def call(request, timeout=60, env=None, argv=("call", "-"), pass_fds=(), exe=None):
     """Run `fnbox call -` on one request (a dict, or raw text/bytes sent verbatim).
 
     Returns CallResult (result, exit_code, stderr). Fails the test if stdout is not exactly one JSON
     object, if the exit code is neither 0 nor 2, or if a sanitizer reported anything."""
     raw = request if isinstance(request, (str, bytes)) else json.dumps(request)
     t0 = time.monotonic()
-    proc = run_cli(list(argv), input=raw, timeout=timeout, env=env, pass_fds=pass_fds)
+    proc = run_cli(list(argv), input=raw, timeout=timeout, env=env, pass_fds=pass_fds, exe=exe)
     elapsed = time.monotonic() - t0
     stderr = proc.stderr.decode("utf-8", "replace")
     result, text = parse_one_result(proc.stdout)

@@ -65,9 +65,6 @@ def net_call(lang, code, fn, args, network, timeout=60):
     if network is not None:
         r["permissions"] = {"network": network}
     res = call(r, timeout=timeout)
-    if res.code == 2 and "permissions" in res.result.get("error", {}).get("message", "") \
-            and "unknown field" in res.result["error"]["message"]:
-        pytest.skip("the request parser does not accept `permissions` yet (see docs/internals/network.md)")
     return res
 
 

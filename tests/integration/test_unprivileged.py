@@ -48,8 +48,7 @@ def descendants(root):
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to an unprivileged user")
 def test_call_as_unprivileged_user():
     require_binary()
-    if not shutil.which("setpriv"):
-        pytest.skip("setpriv (util-linux) not installed")
+    assert shutil.which("setpriv"), "setpriv (util-linux: scripts/install-deps.sh) not installed"
     with tempfile.TemporaryDirectory() as d:
         os.chmod(d, 0o755)
         exe = os.path.join(d, "fnbox")
@@ -85,8 +84,7 @@ def test_mount_without_dev_fuse_access_fails_closed():
     """Host mounts are served over FUSE; a user who cannot open /dev/fuse gets a clear refusal (exit 3),
     never a call that runs without the mount's rules."""
     require_binary()
-    if not shutil.which("setpriv"):
-        pytest.skip("setpriv (util-linux) not installed")
+    assert shutil.which("setpriv"), "setpriv (util-linux: scripts/install-deps.sh) not installed"
     if os.stat("/dev/fuse").st_mode & 0o006 == 0o006:
         pytest.skip("/dev/fuse is world read-write here: any user may mount")
     with tempfile.TemporaryDirectory() as d:

@@ -16,9 +16,8 @@ import subprocess
 
 import pytest
 
-from fnboxlib import call, describe, ok, req, run_cli
+from fnboxlib import call, describe, ok, req, run_cli, weak_fnbox
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 LANGS = ["python", "javascript", "ruby", "php"]
 
@@ -369,13 +368,6 @@ def test_exec_through_the_dynamic_loader_refused(landlock_abi):
     got = ok(call(req("python", code, "f", [])))
     assert SH_RAN not in got, "ld.so ran /bin/sh"
 
-
-def weak_fnbox():
-    """A -DFB_DEFENCE_SWITCHES build ($FNBOX_WEAK, default build-weak/fnbox), or skip."""
-    path = os.environ.get("FNBOX_WEAK", os.path.join(REPO, "build-weak", "fnbox"))
-    if not os.access(path, os.X_OK):
-        pytest.skip(f"no defence-switch build at {path} (make BUILD=build-weak CFLAGS=-DFB_DEFENCE_SWITCHES)")
-    return path
 
 
 def test_fails_closed_without_landlock():

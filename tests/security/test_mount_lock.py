@@ -5,8 +5,8 @@ process that holds every capability in its namespace, and even with seccomp off.
 
 Four layers stop `mount -o remount,rw /usr` / `umount`: seccomp (mount family refused), the dropped
 capabilities, Landlock (a restricted process may not change mounts) and the mount lock. With a build that
-has defence switches (`make BUILD=build-weak CFLAGS=-DFB_DEFENCE_SWITCHES`), test_only_the_lock_stands turns
-the first three off itself, so FNBOX_DISABLE_DEFENCES=mountlock makes it fail.
+has defence switches (`make BUILD=build-weak CFLAGS=-DFB_DEFENCE_SWITCHES`, which `make test` builds first),
+test_only_the_lock_stands turns the first three off itself, so FNBOX_DISABLE_DEFENCES=mountlock makes it fail.
 
 Also here: the program's starting state the issue promises (fds closed before exec, its own session, stdin
 from /dev/null, a non-dumpable init)."""
@@ -15,9 +15,7 @@ import os
 import subprocess
 import tempfile
 
-import pytest
-
-from fnboxlib import FNBOX, call, check_sanitizers, describe, ok, parse_one_result, req
+from fnboxlib import FNBOX, call, check_sanitizers, describe, ok, parse_one_result, req, weak_fnbox
 
 MOUNT_ATTACK_PY = r'''
 import ctypes, errno, os
@@ -94,11 +92,12 @@ def test_remount_and_umount_fail_from_c_without_seccomp():
 def test_only_the_lock_stands():
     """With seccomp, the capability drop and Landlock switched off (the function holds every capability of
     its user namespace), the locked mounts alone still refuse: EPERM to remount, EINVAL to unmount (the
-    kernel's answer for MNT_LOCKED, where a missing capability would give EPERM)."""
-    got = ok(call(req("python", MOUNT_ATTACK_PY, "f", []), env=with_disabled("seccomp", "caps", "landlock")))
-    if got["status"]["Seccomp"] != "0" or got["status"]["CapEff"] == "0000000000000000":
-        pytest.skip(f"this build ignores defence switches (status {got['status']}): rebuild with "
-                    "CFLAGS=-DFB_DEFENCE_SWITCHES to isolate the mount lock")
+    kernel's answer for MNT_LOCKED, where a missing capability would give EPERM). Runs on the defence-switch
+    build whichever binary the suite tests: only there can the other three layers be off."""
+    got = ok(call(req("python", MOUNT_ATTACK_PY, "f", []), env=with_disabled("seccomp", "caps", "landlock"),
+                  exe=weak_fnbox()))
+    assert got["status"]["Seccomp"] == "0" and got["status"]["CapEff"] != "0000000000000000", \
+        f"the defence-switch build did not switch seccomp and the capability drop off: {got['status']}"
     assert_nothing_changed(got)
     assert got["umount /usr"] == "EINVAL" and got["umount -l /proc/sys"] == "EINVAL", describe(got)
     assert got["remount rw /usr"] == "EPERM", describe(got)

@@ -20,9 +20,6 @@ def net_call(lang, code, fn, args, network, timeout=90):
     r = req(lang, code, fn, args)
     r["permissions"] = {"network": network}
     res = call(r, timeout=timeout)
-    if res.code == 2 and "unknown field" in res.result.get("error", {}).get("message", "") \
-            and "permissions" in res.result["error"]["message"]:
-        pytest.skip("the request parser does not accept `permissions` yet (see docs/internals/network.md)")
     return res
 
 

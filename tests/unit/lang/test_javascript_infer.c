@@ -92,6 +92,15 @@ static const infer_case cases[] = {
       {"f6", 6, true, NULL, {{"y", POS, NULL, NULL}}},
       {"f7", 7, false, NULL, {{"async", POS, NULL, NULL}}},
       {"f8", 8, false, NULL, {{0}}}}},
+    {"several declarators in one statement",
+     "const a = 1, f = (x) => x, [b, c] = [1, 2], g = function (y, z = [1, 2]) {};\n"
+     "export let h = async (u) => u,\n  /** doc */\n  i = v => v\n"
+     "j = (w) => w, k = 2\n"
+     "var m = 0; n = (q) => q;\n",
+     {{"f", 1, false, NULL, {{"x", POS, NULL, NULL}}},
+      {"g", 1, false, NULL, {{"y", POS, NULL, NULL}, {"z", POS, "[1, 2]", NULL}}},
+      {"h", 2, true, NULL, {{"u", POS, NULL, NULL}}},
+      {"i", 4, false, "doc", {{"v", POS, NULL, NULL}}}}},
     {"const values that are not functions",
      "const n1 = (1 + 2);\n"
      "const n2 = (a, b);\n"

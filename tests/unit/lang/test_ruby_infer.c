@@ -36,6 +36,15 @@ static const infer_case cases[] = {
         {"k", KWONLY, NULL, NULL},
         {"j", KWONLY, "{x: 1}", NULL},
         {"opts", VARKW, NULL, NULL}}}}},
+    {"regexps and character literals in defaults",
+     "def lit(pat = /a,\\(b/i, sep = ?,, q = ?\", half = n / 2, t = x ? 1 : 2, k: /x,y/)\nend\n",
+     {{"lit", 1, false, NULL,
+       {{"pat", POS, "/a,\\(b/i", NULL},
+        {"sep", POS, "?,", NULL},
+        {"q", POS, "?\"", NULL},
+        {"half", POS, "n / 2", NULL},
+        {"t", POS, "x ? 1 : 2", NULL},
+        {"k", KWONLY, "/x,y/", NULL}}}}},
     {"anonymous splats, forwarding and **nil",
      "def anon(*, **, &)\nend\n"
      "def fwd(...)\n  other(...)\nend\n"
