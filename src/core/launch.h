@@ -15,20 +15,18 @@
 #include "sandbox/sandbox.h"
 #include "util/error.h"
 
-#define FB_LAUNCH_MAX_ARGV 32
 #define FB_LAUNCH_MAX_ENV (32 + FB_MAX_ENV_VARS) /* fnbox's and the driver's, then the request's permissions.env */
 
-/* What runs: an interpreter with its harness, or the program core/compile.c built (as /.fnbox/prog, same
- * fd 3/4 protocol). The strings point into static, driver, request or plan storage; `input` and the
- * extra's data are owned (fb_launch_free). */
+/* What runs: an interpreter with its harness, or the program core/compile.c built, as the driver's exec
+ * says (lang.h), with the environment fnbox completes and the input on fd 4. One owner: the executor's
+ * fb_launch, released by fb_launch_free on every path. */
 typedef struct fb_launch {
-    const char *argv[FB_LAUNCH_MAX_ARGV], *envp[FB_LAUNCH_MAX_ENV];
-    fb_sandbox_file files[2]; /* the harness or program, and the driver's extra */
+    fb_lang_exec exec;                      /* the driver's argv, environment entries and files (owned) */
+    const char *envp[FB_LAUNCH_MAX_ENV];    /* the whole environment: static, driver or request strings */
+    fb_sandbox_file files[FB_LANG_MAX_FILES];
     size_t nfiles;
-    fb_lang_extra extra;      /* owns the extra file's data */
-    char *input;
+    char *input;                            /* the call input (owned) */
     size_t input_len;
-    bool inert_until_input; /* fb_sandbox_spec's: a harness runs no user code before its input */
 } fb_launch;
 
 /* The request's limits (defaults filled in by core/request.c) as the sandbox takes them. */

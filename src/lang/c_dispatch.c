@@ -442,10 +442,10 @@ static json_t *plain(json_t *v)
     return json_incref(v);
 }
 
-char *fb_c_call_input(json_t *args, size_t *len)
+char *fb_c_call_input(const fb_lang_call *call, size_t *len)
 {
     json_t *in = json_object();
-    json_t *a = plain(args ? args : json_array());
+    json_t *a = call->args->args ? plain(call->args->args) : json_array();
     char *text = NULL;
     if (in && a && json_object_set_new(in, "args", a) == 0) {
         a = NULL;
@@ -456,4 +456,12 @@ char *fb_c_call_input(json_t *args, size_t *len)
     if (text)
         *len = strlen(text);
     return text;
+}
+
+int fb_c_exec(const fb_lang_driver *d, const fb_lang_runnable *run, fb_lang_exec *out, fb_error *err)
+{
+    static const char k_prog[] = "/.fnbox/prog";
+    *out = (fb_lang_exec){.argv = {k_prog, NULL}};
+    return fb_lang_exec_add_file(out, (fb_lang_file){.path = k_prog, .data = run->program, .len = run->program_len,
+                                                     .executable = true}, err);
 }
