@@ -19,7 +19,8 @@ LIB_ASM  := src/harness/embed.S
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_ASM:%.S=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
-HARNESS  := $(wildcard src/harness/*.py src/harness/*.js src/harness/*.rb src/harness/*.php)
+HARNESS  := $(wildcard src/harness/*.py src/harness/*.js src/harness/*.rb src/harness/*.php src/harness/*.c \
+              src/harness/*.h src/harness/*.hpp)
 
 UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)

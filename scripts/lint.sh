@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Static analysis: cppcheck and clang-tidy over src/ (both must be clean), shellcheck over scripts.
+# Static analysis: cppcheck and clang-tidy over src/ (both must be clean; src/harness/c_runtime.c included),
+# g++ over the C++ harness, shellcheck over scripts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 read -ra pkg_inc <<< "$(pkg-config --cflags-only-I libseccomp jansson fuse3 nettle)"
@@ -17,6 +18,10 @@ checks+='-clang-analyzer-valist.Uninitialized'
 mapfile -t files < <(find src tools -name '*.c' | sort)
 clang-tidy --quiet --warnings-as-errors='*' --checks="$checks" "${files[@]}" -- \
   -std=gnu11 -D_GNU_SOURCE "${inc[@]}" 2>/dev/null
+echo "== C++ harness"
+# cpp_prelude.hpp is not a translation unit of its own: checked as a C++ program holds it, after the runtime.
+printf '#define FNBOX__FN static\n#include "c_runtime.c"\n#include "cpp_prelude.hpp"\n' |
+  g++ -std=gnu++17 -Wall -Wextra -Werror -fsyntax-only -Isrc/harness "${pkg_inc[@]}" -x c++ -
 echo "== shellcheck"
 shellcheck scripts/*.sh .ci/run
 echo "lint: clean"

@@ -1,6 +1,6 @@
-/* The compile step of compiled languages (C, C++): generated source -> program binary, through a cache.
- * The compiler runs in a sandbox of its own (it parses untrusted code); the cache lives outside every
- * sandbox and only fnbox writes it. docs: the comment at the top of compile.c. */
+/* The compile step of compiled languages (C, C++): generated source -> program binary, through the drivers'
+ * compile cache (lang/compile_cache.h). The compiler runs in a sandbox of its own (it parses untrusted
+ * code); the cache lives outside every sandbox and only fnbox writes it. docs/internals/compile-cache.md. */
 #ifndef FB_COMPILE_H
 #define FB_COMPILE_H
 #include <stddef.h>

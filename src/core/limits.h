@@ -50,7 +50,8 @@
 #define FB_MAX_EXEC_ALLOW 64                      /* permissions.childProcess commands */
 #define FB_MAX_NETWORK_ALLOW 256                  /* permissions.network destinations */
 
-/* Compiled languages (core/compile.c): the compile cache and the compiler's own sandbox */
+/* Compiled languages (core/compile.c, which passes the cache bounds to lang/compile_cache.c): the compile
+ * cache and the compiler's own sandbox */
 #define FB_CACHE_MAX_ENTRIES 256                  /* programs + runtime objects in the cache directory */
 #define FB_CACHE_MAX_BYTES (256ULL * FB_MiB)      /* their total size; least recently used out first */
 #define FB_CACHE_MAX_PROGRAM (128ULL * FB_MiB)    /* one compiled program (bigger: compile error) */

@@ -12,5 +12,12 @@ extern const char fb_harness_ruby[];
 extern const uint64_t fb_harness_ruby_len;
 extern const char fb_harness_php[];
 extern const uint64_t fb_harness_php_len;
+/* C and C++: no interpreter runs these; lang/c_dispatch.c puts them into the program it generates. */
+extern const char fb_harness_c_runtime[];        /* c_runtime.c */
+extern const uint64_t fb_harness_c_runtime_len;
+extern const char fb_harness_c_runtime_decls[];  /* c_runtime.h */
+extern const uint64_t fb_harness_c_runtime_decls_len;
+extern const char fb_harness_cpp_prelude[];      /* cpp_prelude.hpp */
+extern const uint64_t fb_harness_cpp_prelude_len;
 
 #endif

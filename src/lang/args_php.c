@@ -1,6 +1,7 @@
-/* PHP argument normalization: positional arguments stay positional; kwargs naming a declared parameter
- * become PHP 8 named arguments (out->kwargs, passed as `$f(...$args, ...$kwargs)`); every other kwarg is
- * collected into ONE associative array appended after the positional arguments (the seed's convention).
+/* PHP argument normalization (fb_lang_php's normalize): positional arguments stay positional; kwargs naming
+ * a declared parameter become PHP 8 named arguments (out->kwargs, passed as `$f(...$args, ...$kwargs)`);
+ * every other kwarg is collected into ONE associative array appended after the positional arguments (the
+ * seed's convention).
  *
  * With a known signature: JSON-null holes at index i take the kwarg naming parameter i (hole-filling); a
  * required parameter (no default, not variadic) given neither way is PHP's ArgumentCountError, a parameter

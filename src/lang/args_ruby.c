@@ -1,5 +1,5 @@
-/* Ruby argument normalization (FB_ARGS_RUBY): the harness calls `f(*args, **kwargs)` with kwargs keys as
- * Symbols, so what Ruby itself cannot do must be settled here, before any code runs:
+/* Ruby argument normalization (fb_lang_ruby's normalize): the harness calls `f(*args, **kwargs)` with kwargs
+ * keys as Symbols, so what Ruby itself cannot do must be settled here, before any code runs:
  *  - a keyword naming a positional parameter (`def f(a, b = 2)` with {"b": 3}) becomes a positional argument:
  *    Ruby has no call syntax that passes a positional parameter by name. It is placed at its index when every
  *    positional parameter before it is given too; otherwise the call is refused (Ruby cannot skip an
@@ -9,54 +9,66 @@
  *  - arity, missing required positional or keyword parameters, and a parameter given twice are reported as
  *    ArgumentError naming the parameter.
  * Without a signature everything passes through: Ruby's own ArgumentError then reports any mismatch. */
-#include <errno.h>
 #include <stdbool.h>
-#include <string.h>
 
 #include "lang/args.h"
+
+#define COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
+#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
 
 static const char *fname(const fb_function_sig *sig)
 {
     return sig->name ? sig->name : "function";
 }
 
-/* The i-th positional parameter (required or optional), or NULL. */
-static const fb_param *positional(const fb_function_sig *sig, size_t i)
+static bool is_positional(const fb_param *p)
 {
-    size_t n = 0;
-    for (size_t j = 0; j < sig->nparams; j++) {
-        if (sig->params[j].kind != FB_PARAM_POSITIONAL && sig->params[j].kind != FB_PARAM_POSITIONAL_ONLY)
+    return p->kind == FB_PARAM_POSITIONAL || p->kind == FB_PARAM_POSITIONAL_ONLY;
+}
+
+/* Every keyword: a positional parameter not given by position (placed by fb_args_place_named), a keyword
+ * parameter, or **opts. */
+static int check_keywords(const fb_function_sig *sig, const fb_arg_errors *types, const fb_call_args *ca,
+                          bool varkw, fb_error *err)
+{
+    size_t nargs = json_array_size(ca->args);
+    const char *key;
+    json_t *v;
+    json_object_foreach(ca->kwargs, key, v) {
+        size_t idx = 0;
+        const fb_param *p = fb_args_find(sig, key, &idx);
+        if (p && is_positional(p)) {
+            if (idx < nargs)
+                return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), key);
             continue;
-        if (n++ == i)
-            return &sig->params[j];
-    }
-    return NULL;
-}
-
-/* The parameter named `name`, with its positional index in *index when it is positional. */
-static const fb_param *find(const fb_function_sig *sig, const char *name, size_t *index)
-{
-    size_t n = 0;
-    for (size_t j = 0; j < sig->nparams; j++) {
-        const fb_param *p = &sig->params[j];
-        bool pos = p->kind == FB_PARAM_POSITIONAL || p->kind == FB_PARAM_POSITIONAL_ONLY;
-        if (p->name && strcmp(p->name, name) == 0) {
-            *index = n;
-            return p;
         }
-        n += pos;
+        if (p && p->kind == FB_PARAM_KEYWORD_ONLY)
+            continue;
+        if (!varkw) /* unknown, or the name of *rest / **opts themselves */
+            return NAME_ERR("%s() got an unexpected keyword argument '%s'", fname(sig), key);
     }
-    return NULL;
+    return 0;
 }
 
-static int oom(fb_error *err)
+/* Too few positional arguments: Ruby fills required parameters first (also those after optional ones:
+ * `def f(a, b = 1, c)`), so the first required one past the given count is missing; failing that, the
+ * last required one. */
+static int missing_positional(const fb_function_sig *sig, const fb_arg_errors *types, size_t nargs, size_t npos,
+                              fb_error *err)
 {
-    return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
+    const fb_param *miss = NULL, *last = NULL;
+    for (size_t i = 0; i < npos; i++) {
+        const fb_param *p = fb_args_positional(sig, i);
+        if (p->has_default)
+            continue;
+        last = p;
+        if (i >= nargs && !miss)
+            miss = p;
+    }
+    if (!miss)
+        miss = last;
+    return COUNT_ERR("%s() missing required argument '%s'", fname(sig), miss && miss->name ? miss->name : "?");
 }
-
-/* Also C and C++ (positional by declaration), whose driver gives no types: "ArgumentError" either way. */
-#define COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
-#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
 
 int fb_normalize_ruby(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *ca, fb_error *err)
 {
@@ -66,92 +78,20 @@ int fb_normalize_ruby(const fb_function_sig *sig, const fb_arg_errors *types, fb
     bool varargs = false, varkw = false;
     for (size_t j = 0; j < sig->nparams; j++) {
         const fb_param *p = &sig->params[j];
-        if (p->kind == FB_PARAM_POSITIONAL || p->kind == FB_PARAM_POSITIONAL_ONLY) {
-            npos++;
-            nreq += !p->has_default;
-        }
+        npos += is_positional(p);
+        nreq += is_positional(p) && !p->has_default;
         varargs |= p->kind == FB_PARAM_VAR_POSITIONAL;
         varkw |= p->kind == FB_PARAM_VAR_KEYWORD;
     }
-
-    /* Hole-filling. */
+    if (fb_args_fill_holes(sig, ca, err) < 0 || check_keywords(sig, types, ca, varkw, err) < 0 ||
+        fb_args_place_named(sig, types, "Ruby binds positional parameters in order", ca, err) < 0)
+        return -1;
     size_t nargs = json_array_size(ca->args);
-    for (size_t i = 0; i < nargs; i++) {
-        if (!json_is_null(json_array_get(ca->args, i)))
-            continue;
-        const fb_param *p = positional(sig, i);
-        json_t *v = p && p->name ? json_object_get(ca->kwargs, p->name) : NULL;
-        if (!v)
-            continue;
-        if (json_array_set(ca->args, i, v) < 0 || json_object_del(ca->kwargs, p->name) < 0)
-            return oom(err);
-    }
-
-    /* Every keyword: a positional parameter (placed below), a keyword parameter, or **opts. */
-    size_t furthest = 0; /* 1 + the furthest positional index named by a keyword */
-    const char *key;
-    json_t *v;
-    json_object_foreach(ca->kwargs, key, v) {
-        size_t idx = 0;
-        const fb_param *p = find(sig, key, &idx);
-        if (p && (p->kind == FB_PARAM_POSITIONAL || p->kind == FB_PARAM_POSITIONAL_ONLY)) {
-            if (idx < nargs)
-                return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), key);
-            if (idx + 1 > furthest)
-                furthest = idx + 1;
-            continue;
-        }
-        if (p && p->kind == FB_PARAM_KEYWORD_ONLY)
-            continue;
-        if (!varkw) /* unknown, or the name of *rest / **opts themselves */
-            return NAME_ERR("%s() got an unexpected keyword argument '%s'", fname(sig), key);
-    }
-
-    /* Positional parameters named by keywords: appended in order, with no gap before them. */
-    for (size_t i = nargs; i < furthest; i++) {
-        const fb_param *p = positional(sig, i);
-        json_t *val = p && p->name ? json_object_get(ca->kwargs, p->name) : NULL;
-        if (!val) {
-            const char *named = "?";
-            for (size_t k = i + 1; k < furthest; k++) {
-                const fb_param *q = positional(sig, k);
-                if (q && q->name && json_object_get(ca->kwargs, q->name)) {
-                    named = q->name;
-                    break;
-                }
-            }
-            if (p && !p->has_default)
-                return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
-            return NAME_ERR("%s() cannot skip optional parameter '%s' to pass '%s' by name: Ruby binds "
-                            "positional parameters in order, so give '%s' too",
-                            fname(sig), p && p->name ? p->name : "?", named, p && p->name ? p->name : "?");
-        }
-        if (json_array_append(ca->args, val) < 0)
-            return oom(err);
-    }
-    for (size_t i = nargs; i < furthest; i++)
-        json_object_del(ca->kwargs, positional(sig, i)->name);
-    nargs = json_array_size(ca->args);
-
     if (nargs > npos && !varargs)
         return COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given", fname(sig), npos,
                          nargs);
-    if (nargs < nreq) {
-        /* Ruby fills required parameters first (also those after optional ones: `def f(a, b = 1, c)`), so
-         * the first required one past the given count is missing; failing that, the last required one. */
-        const fb_param *miss = NULL, *last = NULL;
-        for (size_t i = 0; i < npos; i++) {
-            const fb_param *p = positional(sig, i);
-            if (p->has_default)
-                continue;
-            last = p;
-            if (i >= nargs && !miss)
-                miss = p;
-        }
-        if (!miss)
-            miss = last;
-        return COUNT_ERR("%s() missing required argument '%s'", fname(sig), miss && miss->name ? miss->name : "?");
-    }
+    if (nargs < nreq)
+        return missing_positional(sig, types, nargs, npos, err);
     for (size_t j = 0; j < sig->nparams; j++) {
         const fb_param *p = &sig->params[j];
         if (p->kind == FB_PARAM_KEYWORD_ONLY && !p->has_default && p->name && !json_object_get(ca->kwargs, p->name))

@@ -10,11 +10,11 @@ static int c_generate(const char *code, size_t len, const char *function_name, c
 }
 
 /* The source arrives on fd 4 (made stdin), the program leaves on fd 3. -pipe: no temporaries in /tmp.
- * The runtime (c_dispatch.c) is compiled once into an object, so a call compiles only the user's code and a
- * short main: it keeps a cold call close to gcc's own compile + run. When gold is installed it links (about
- * 4 ms faster than ld.bfd on a small program, the LTO plugin skipped: nothing here is LTO) and writes the
- * program straight into the fd 3 pipe (gold can; ld.bfd seeks), which saves the `cat`. core/compile.c
- * puts both linkers' identity in the cache key. */
+ * The runtime (src/harness/c_runtime.c) is compiled once into an object, so a call compiles only the user's
+ * code and a short main: it keeps a cold call close to gcc's own compile + run. When gold is installed it
+ * links (about 4 ms faster than ld.bfd on a small program, the LTO plugin skipped: nothing here is LTO) and
+ * writes the program straight into the fd 3 pipe (gold can; ld.bfd seeks), which saves the `cat`. The
+ * compile cache puts both linkers' identity in its key. */
 #define FB_C_FLAGS "-x c -std=gnu17 -O2 -pipe -fdiagnostics-color=never"
 #define FB_C_LINK "-x none /.fnbox/runtime.o -ljansson -lm"
 static const fb_lang_compiler k_compiler = {
@@ -22,7 +22,6 @@ static const fb_lang_compiler k_compiler = {
     .script = "exec 0<&4 4<&-; if [ -x /usr/bin/ld.gold ]; then exec \"$0\" " FB_C_FLAGS
               " -fuse-ld=gold -fno-use-linker-plugin -o /dev/fd/3 - " FB_C_LINK "; fi; \"$0\" " FB_C_FLAGS
               " -o /tmp/fnbox_prog - " FB_C_LINK " && exec cat /tmp/fnbox_prog >&3",
-    .call_input = fb_c_call_input,
     .runtime_source = fb_c_runtime_source,
     .runtime_script = "exec 0<&4 4<&-; \"$0\" " FB_C_FLAGS " -DFNBOX__FN= -c -o /tmp/fnbox_runtime.o - "
                       "&& exec cat /tmp/fnbox_runtime.o >&3",
@@ -30,17 +29,16 @@ static const fb_lang_compiler k_compiler = {
 
 static const char *const k_aliases[] = {NULL};
 static const char *const k_runtimes[] = {"/usr/bin/gcc", "/usr/bin/cc", "/usr/local/bin/gcc", NULL};
-static const char *const k_none[] = {NULL};
 
 const fb_lang_driver fb_lang_c = {
     .name = "c",
     .aliases = k_aliases,
     .runtimes = k_runtimes,
-    .runtime_args = k_none,
-    .env = k_none,
-    .arg_style = FB_ARGS_RUBY, /* positional, with keywords naming parameters placed by name */
-    .infer = fb_infer_c,
     .convention = "the function's C declaration",
     .package = "gcc libjansson-dev",
+    .infer = fb_infer_c,
+    .normalize = fb_normalize_c, /* positional by declaration; keywords name parameters */
     .compiler = &k_compiler,
+    .exec = fb_c_exec,
+    .harness_input = fb_c_call_input,
 };

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lang/lang.h"
 #include "lang/signature.h"
 #include "util/error.h"
 
@@ -31,9 +32,13 @@ int fb_infer_cpp_qualified(const char *code, size_t len, fb_sig_list *out, fb_er
  * main). Static storage. */
 const char *fb_c_runtime_source(size_t *len);
 
-/* The call input the compiled program reads: {"args": [...]}, where integers beyond 64 bits (which fnbox
- * carries as marked bignums, and the program's jansson cannot parse) are sent as decimal strings.
- * Caller frees; NULL on ENOMEM. */
-char *fb_c_call_input(json_t *args, size_t *len);
+/* The exec of C and C++: the program compiled for the call, run as /.fnbox/prog (no interpreter, no
+ * harness file: the harness is compiled in). */
+int fb_c_exec(const fb_lang_driver *d, const fb_lang_runnable *run, fb_lang_exec *out, fb_error *err);
+
+/* The harness_input of C and C++: {"args": [...]}, where integers beyond 64 bits (which fnbox carries as
+ * marked bignums, and the program's jansson cannot parse) are sent as decimal strings. Only the arguments:
+ * the code and the function are compiled in. Caller frees; NULL on ENOMEM. */
+char *fb_c_call_input(const fb_lang_call *call, size_t *len);
 
 #endif

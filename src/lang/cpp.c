@@ -1,4 +1,4 @@
-/* The C++ driver: like C (c.c), with g++ and the C++ converters of c_dispatch.c. */
+/* The C++ driver: like C (c.c), with g++ and the C++ converters of src/harness/cpp_prelude.hpp. */
 #include "lang/c_dispatch.h"
 #include "lang/lang.h"
 
@@ -15,22 +15,20 @@ static const fb_lang_compiler k_compiler = {
     .script = "exec 0<&4 4<&-; if [ -x /usr/bin/ld.gold ]; then exec \"$0\" " FB_CPP_FLAGS
               " -fuse-ld=gold -fno-use-linker-plugin -o /dev/fd/3 - -ljansson -lm; fi; \"$0\" " FB_CPP_FLAGS
               " -o /tmp/fnbox_prog - -ljansson -lm && exec cat /tmp/fnbox_prog >&3",
-    .call_input = fb_c_call_input,
 };
 
 static const char *const k_aliases[] = {"c++", "cxx", NULL};
 static const char *const k_runtimes[] = {"/usr/bin/g++", "/usr/bin/c++", "/usr/local/bin/g++", NULL};
-static const char *const k_none[] = {NULL};
 
 const fb_lang_driver fb_lang_cpp = {
     .name = "cpp",
     .aliases = k_aliases,
     .runtimes = k_runtimes,
-    .runtime_args = k_none,
-    .env = k_none,
-    .arg_style = FB_ARGS_RUBY, /* positional; C++ default arguments are has_default parameters */
-    .infer = fb_infer_cpp,
     .convention = "the function's C++ declaration",
     .package = "g++ libjansson-dev",
+    .infer = fb_infer_cpp,
+    .normalize = fb_normalize_c, /* as C's; C++ default arguments are has_default parameters */
     .compiler = &k_compiler,
+    .exec = fb_c_exec,
+    .harness_input = fb_c_call_input,
 };

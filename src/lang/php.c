@@ -18,27 +18,43 @@ static const char *const k_runtimes[] = {"/usr/bin/php", "/usr/local/bin/php", N
  * print them a second time), never to stdout or as HTML; no prepended/appended files; no output buffering,
  * so the function's output reaches fd 1 before the result reaches fd 3. ffi.enable=preload (PHP's default)
  * lets the CLI harness mark fds 3/4 close-on-exec and read exit()'s status. */
-/* One argument per setting (`-dname=value`): the executor passes at most MAX_ARGV - 3 runtime arguments. */
+/* One argument per setting (`-dname=value`): an interpreter gets at most FB_LANG_MAX_ARGV - 3 arguments. */
 static const char *const k_args[] = {"-ddisplay_errors=stderr", "-dlog_errors=0",  "-dhtml_errors=0",
                                      "-derror_reporting=E_ALL",  "-dopcache.enable_cli=0", "-dauto_prepend_file=",
                                      "-dauto_append_file=",      "-doutput_buffering=0", "-dffi.enable=preload",
                                      NULL};
 static const char *const k_env[] = {NULL};
+static const fb_lang_interpreter k_interpreter = {.args = k_args, .env = k_env,
+                                                  .harness_path = "/.fnbox/harness.php"};
+
+/* The interpreter on its harness, plus the host's conf.d without readline and opcache (php_ini.c): ~1.1 ms
+ * less per start. When the conf.d cannot be worked out, PHP reads its own. */
+static int php_exec(const fb_lang_driver *d, const fb_lang_runnable *run, fb_lang_exec *out, fb_error *err)
+{
+    if (fb_lang_interpreter_exec(d, run, out, err) < 0)
+        return -1;
+    fb_lang_extra extra;
+    fb_php_ini_extra(run->runtime, &extra);
+    out->owned = extra.data;
+    if (extra.path && fb_lang_exec_add_file(out, (fb_lang_file){.path = extra.path, .data = extra.data,
+                                                                .len = extra.len}, err) < 0)
+        return -1;
+    return extra.env ? fb_lang_exec_add_env(out, extra.env, err) : 0;
+}
 
 const fb_lang_driver fb_lang_php = {
     .name = "php",
     .aliases = k_aliases,
     .runtimes = k_runtimes,
-    .runtime_args = k_args,
-    .extra = fb_php_ini_extra, /* conf.d without readline and opcache: ~1.1 ms less per start */
-    .env = k_env,
-    .harness_path = "/.fnbox/harness.php",
-    .harness_source = php_harness,
-    .arg_style = FB_ARGS_PHP,
-    /* Too few arguments...; Unknown named parameter $x */
-    .arg_errors = {.count = "ArgumentCountError", .name = "Error"},
-    .underscore_private = true,
-    .infer = fb_infer_php,
     .convention = "function f(...$args)",
     .package = "php-cli",
+    .infer = fb_infer_php,
+    .underscore_private = true,
+    .normalize = fb_normalize_php,
+    /* Too few arguments...; Unknown named parameter $x */
+    .arg_errors = {.count = "ArgumentCountError", .name = "Error"},
+    .exec = php_exec,
+    .interpreter = &k_interpreter,
+    .harness_source = php_harness,
+    .harness_input = fb_lang_harness_input,
 };

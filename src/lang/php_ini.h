@@ -5,13 +5,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "lang/lang.h"
-
 /* Where the file goes inside the sandbox; PHP_INI_SCAN_DIR names this directory (the harness checks for
  * exactly this value before it removes the variable). */
 #define FB_PHP_CONF_DIR "/.fnbox/php.d"
 
-/* fb_lang_driver.extra for PHP: finds the conf.d of a Debian-style binary (/usr/bin/php -> php8.2 ->
+/* What PHP's exec adds to a call's sandbox (php.c): a file under /.fnbox and an environment entry. path
+ * and env are static strings; data is malloc'd and the caller's to free. */
+typedef struct fb_lang_extra {
+    const char *path;                  /* NULL: no file */
+    char *data;
+    size_t len;
+    const char *env;                   /* "KEY=value", or NULL */
+} fb_lang_extra;
+
+/* For PHP's exec: finds the conf.d of a Debian-style binary (/usr/bin/php -> php8.2 ->
  * /etc/php/8.2/cli/conf.d) and calls fb_php_ini_extra_from; nothing added for any other layout. */
 void fb_php_ini_extra(const char *runtime, fb_lang_extra *out);
 /* The extra for the conf.d directory dir: nothing (all zero) unless some file there loads readline or

@@ -12,7 +12,6 @@ typedef struct fb_call_plan {
     char *function_name;          /* NULL => body mode (owned) */
     const char *signature_source; /* "schema", "inferred" or "convention" (static) */
     fb_call_args args;            /* normalized (owned) */
-    json_t *bigints;              /* js: paths of integers beyond 2^53, sent as strings (owned) */
 } fb_call_plan;
 
 typedef struct fb_plan_input {

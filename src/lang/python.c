@@ -14,20 +14,22 @@ static const char *const k_runtimes[] = {"/usr/bin/python3", "/usr/local/bin/pyt
  * dist-packages itself, which saves several milliseconds per call). */
 static const char *const k_args[] = {"-I", "-S", NULL};
 static const char *const k_env[] = {"PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8", NULL};
+static const fb_lang_interpreter k_interpreter = {.args = k_args, .env = k_env,
+                                                  .harness_path = "/.fnbox/harness.py"};
 
 const fb_lang_driver fb_lang_python = {
     .name = "python",
     .aliases = k_aliases,
     .runtimes = k_runtimes,
-    .runtime_args = k_args,
-    .env = k_env,
-    .harness_path = "/.fnbox/harness.py",
-    .harness_source = python_harness,
-    .arg_style = FB_ARGS_PYTHON,
-    /* f() missing 1 required positional argument, unexpected keyword... */
-    .arg_errors = {.count = "TypeError", .name = "TypeError"},
-    .underscore_private = true,
-    .infer = fb_infer_python,
     .convention = "def f(*args, **kwargs)",
     .package = "python3",
+    .infer = fb_infer_python,
+    .underscore_private = true,
+    .normalize = fb_normalize_python,
+    /* f() missing 1 required positional argument, unexpected keyword... */
+    .arg_errors = {.count = "TypeError", .name = "TypeError"},
+    .exec = fb_lang_interpreter_exec,
+    .interpreter = &k_interpreter,
+    .harness_source = python_harness,
+    .harness_input = fb_lang_harness_input,
 };

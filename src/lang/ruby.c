@@ -14,20 +14,22 @@ static const char *const k_runtimes[] = {"/usr/bin/ruby", "/usr/local/bin/ruby",
  * failing `require`, so installed gems still work. RUBYOPT is emptied so no -r or -W reaches the runtime. */
 static const char *const k_args[] = {"--disable-gems", NULL};
 static const char *const k_env[] = {"RUBYOPT=", NULL};
+static const fb_lang_interpreter k_interpreter = {.args = k_args, .env = k_env,
+                                                  .harness_path = "/.fnbox/harness.rb"};
 
 const fb_lang_driver fb_lang_ruby = {
     .name = "ruby",
     .aliases = k_aliases,
     .runtimes = k_runtimes,
-    .runtime_args = k_args,
-    .env = k_env,
-    .harness_path = "/.fnbox/harness.rb",
-    .harness_source = ruby_harness,
-    .arg_style = FB_ARGS_RUBY,
-    /* wrong number of arguments, unknown keyword */
-    .arg_errors = {.count = "ArgumentError", .name = "ArgumentError"},
-    .underscore_private = true,
-    .infer = fb_infer_ruby,
     .convention = "def f(*args, **kwargs)",
     .package = "ruby",
+    .infer = fb_infer_ruby,
+    .underscore_private = true,
+    .normalize = fb_normalize_ruby,
+    /* wrong number of arguments, unknown keyword */
+    .arg_errors = {.count = "ArgumentError", .name = "ArgumentError"},
+    .exec = fb_lang_interpreter_exec,
+    .interpreter = &k_interpreter,
+    .harness_source = ruby_harness,
+    .harness_input = fb_lang_harness_input,
 };

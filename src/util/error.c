@@ -68,6 +68,7 @@ const char *fb_error_type(const fb_error *err)
     return err->lang_type[0] ? err->lang_type : fb_errkind_name(err->kind);
 }
 
+static void set_message(fb_error *err, int err_no, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 static void set_message(fb_error *err, int err_no, const char *fmt, va_list ap)
 {
     vsnprintf(err->message, sizeof err->message, fmt, ap);

@@ -1,4 +1,4 @@
-/* Fuzz target: argument normalization (lang/args.h: fb_normalize_args for all four calling conventions),
+/* Fuzz target: argument normalization (lang/args.h: fb_normalize_args with every driver's convention),
  * driven by a signature and args/kwargs decoded from the input. Input: up to three JSON documents
  * separated by a line "--":
  *
@@ -16,7 +16,7 @@
  *               and shapes that inference never produces (no name, a JS **kwargs...) are reached too;
  *               "params": null or absent means the signature is unknown.
  * Checked: no crash, leak or UB; inputs never modified; outputs of the right types; JS leaves kwargs
- * empty and `undefined` holds distinct indexes of null arguments; other styles leave `undefined` empty. */
+ * empty and `undefined` holds distinct indexes of null arguments; other languages leave `undefined` empty. */
 #include "fuzz_common.h"
 
 #include "lang/args.h"
@@ -85,12 +85,12 @@ static bool is_ok_error(const fb_error *err)
     return false;
 }
 
-static void check_output(fb_arg_style style, const fb_call_args *out)
+static void check_output(const fb_lang_driver *lang, const fb_call_args *out)
 {
     FUZZ_CHECK(json_is_array(out->args) && json_is_object(out->kwargs) && json_is_array(out->undefined),
                "outputs of the wrong type");
-    if (style != FB_ARGS_JAVASCRIPT) {
-        FUZZ_CHECK(json_array_size(out->undefined) == 0, "undefined filled for a non-JS style");
+    if (lang != &fb_lang_javascript) {
+        FUZZ_CHECK(json_array_size(out->undefined) == 0, "undefined filled for %s", lang->name);
         return;
     }
     FUZZ_CHECK(json_object_size(out->kwargs) == 0, "JS kwargs left non-empty");
@@ -113,8 +113,8 @@ static void normalize(const fb_lang_driver *lang, const fb_function_sig *sig, js
     fb_call_args out;
     fb_error err = {0};
     memset(&out, 0xAB, sizeof out); /* the callee must initialize everything */
-    if (fb_normalize_args(lang->arg_style, &lang->arg_errors, sig, args, kwargs, &out, &err) == 0) {
-        check_output(lang->arg_style, &out);
+    if (fb_normalize_args(lang, sig, args, kwargs, &out, &err) == 0) {
+        check_output(lang, &out);
         fb_call_args_free(&out);
     } else {
         FUZZ_CHECK(is_ok_error(&err), "unexpected error type %s: %s", fb_error_type(&err), err.message);
@@ -136,7 +136,7 @@ static void via_plan(const fb_lang_driver *lang, json_t *spec, json_t *args, jso
     fb_call_plan plan;
     fb_error err = {0};
     if (fb_plan_call(&in, &plan, &err) == 0) {
-        check_output(lang->arg_style, &plan.args);
+        check_output(lang, &plan.args);
         fb_call_plan_free(&plan);
     } else {
         FUZZ_CHECK(is_ok_error(&err), "unexpected error type %s: %s", fb_error_type(&err), err.message);
@@ -157,7 +157,7 @@ static void via_schema(const fb_lang_driver *lang, json_t *spec, json_t *args, j
     if (json_is_true(json_object_get(schema, "strict")) && json_is_array(args) && json_is_object(kwargs)) {
         fb_error verr = {0};
         if (fb_validate_args(schema, &sig, args, kwargs, &verr) < 0)
-            FUZZ_CHECK(is_ok_error(&verr), "unexpected error type %s: %s", verr.type, verr.message);
+            FUZZ_CHECK(is_ok_error(&verr), "unexpected error type %s: %s", fb_error_type(&verr), verr.message);
     }
     normalize(lang, &sig, args, kwargs);
     fb_function_sig_free(&sig);

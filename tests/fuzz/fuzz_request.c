@@ -1,7 +1,7 @@
 /* Fuzz target: a whole request, as `fnbox call` reads it, through every step that runs on the host before
  * anything is sandboxed: fb_request_parse (both shapes, files, mount + permissions), then, as
- * fnbox_call does, fb_plan_call (inference, schema, strict validation, argument normalization), and for
- * C/C++ the source generation and the call input. Input: the request bytes, unchanged. */
+ * fnbox_call does, fb_plan_call (inference, schema, strict validation, argument normalization), for
+ * C/C++ the source generation, and the driver's call input. Input: the request bytes, unchanged. */
 #include "fuzz_common.h"
 
 #include "request/request.h"
@@ -22,7 +22,7 @@ static void plan_and_generate(const fb_request *req)
     fb_error err = {0};
     if (fb_plan_call(&pin, &plan, &err) < 0) {
         check_error(&err, "fb_plan_call");
-        FUZZ_CHECK(!plan.function_name && !plan.args.args && !plan.bigints, "a failed plan left data behind");
+        FUZZ_CHECK(!plan.function_name && !plan.args.args, "a failed plan left data behind");
         return;
     }
     FUZZ_CHECK(plan.signature_source != NULL, "no signature source");
@@ -35,7 +35,7 @@ static void plan_and_generate(const fb_request *req)
     const fb_lang_compiler *cc = req->lang->compiler;
     if (cc) {
         char *src = NULL;
-        size_t src_len = 0, in_len = 0;
+        size_t src_len = 0;
         fb_error gerr = {0};
         if (cc->generate(req->code, req->code_len, plan.function_name, &src, &src_len, &gerr) == 0) {
             FUZZ_CHECK(src && strlen(src) == src_len, "generated source length");
@@ -43,10 +43,13 @@ static void plan_and_generate(const fb_request *req)
         } else {
             check_error(&gerr, "generate");
         }
-        char *input = cc->call_input(plan.args.args, &in_len);
-        FUZZ_CHECK(input != NULL, "call_input failed");
-        free(input);
     }
+    fb_lang_call call = {.code = req->code, .code_len = req->code_len, .function_name = plan.function_name,
+                         .args = &plan.args, .workdir = req->workdir};
+    size_t in_len = 0;
+    char *input = req->lang->harness_input(&call, &in_len);
+    FUZZ_CHECK(input != NULL && in_len > 0, "harness_input failed");
+    free(input);
     fb_call_plan_free(&plan);
 }
 

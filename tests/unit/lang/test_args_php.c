@@ -67,7 +67,7 @@ static void test_table(void **state)
         json_t *args = parse(c->args), *kwargs = parse(c->kwargs);
         json_t *args0 = json_deep_copy(args), *kwargs0 = json_deep_copy(kwargs);
         fb_call_args out;
-        int r = fb_normalize_args(FB_ARGS_PHP, &fb_lang_php.arg_errors, sig, args, kwargs, &out, &err);
+        int r = fb_normalize_args(&fb_lang_php, sig, args, kwargs, &out, &err);
         if (c->want_error) {
             const char *want = c->want_type ? c->want_type : "Error";
             if (r != -1 || strcmp(fb_error_type(&err), want) != 0 || !strstr(err.message, c->want_error))

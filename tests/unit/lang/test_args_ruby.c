@@ -12,6 +12,7 @@
 
 #include "../alloc_fail.h"
 #include "lang/args.h"
+#include "lang/lang.h"
 #include "lang/signature.h"
 
 typedef struct args_case {
@@ -122,7 +123,7 @@ static int run_case(const args_case *c, const fb_function_sig *sig, json_t *args
 {
     fb_call_args out;
     memset(&out, 0xAB, sizeof out); /* must be fully initialized by the callee */
-    int r = fb_normalize_args(FB_ARGS_RUBY, NULL, sig, args, kwargs, &out, err);
+    int r = fb_normalize_args(&fb_lang_ruby, sig, args, kwargs, &out, err);
     if (r == 0) {
         if (check) {
             expect_json(c->label, "args", c->want_args, out.args);
@@ -180,7 +181,7 @@ static void test_hand_built_signatures(void **state)
     json_t *args = parse("[1, 2, 3, 4]");
     fb_call_args out;
     fb_error err = {0};
-    assert_int_equal(fb_normalize_args(FB_ARGS_RUBY, NULL, &anon, args, NULL, &out, &err), -1);
+    assert_int_equal(fb_normalize_args(&fb_lang_ruby, &anon, args, NULL, &out, &err), -1);
     assert_non_null(strstr(err.message, "function() takes 3 but 4 were given"));
     fb_error_clear(&err);
     json_decref(args);
@@ -188,7 +189,7 @@ static void test_hand_built_signatures(void **state)
     /* a keyword for a parameter past an unnamed one cannot be placed */
     args = parse("[1]");
     json_t *kw = parse("{\"c\": 3}");
-    assert_int_equal(fb_normalize_args(FB_ARGS_RUBY, NULL, &anon, args, kw, &out, &err), -1);
+    assert_int_equal(fb_normalize_args(&fb_lang_ruby, &anon, args, kw, &out, &err), -1);
     assert_string_equal(fb_error_type(&err), "ArgumentError");
     assert_non_null(strstr(err.message, "cannot skip optional parameter '?'"));
     fb_error_clear(&err);
@@ -198,7 +199,7 @@ static void test_hand_built_signatures(void **state)
     json_decref(args);
     args = parse("[null, null]");
     kw = parse("{\"a\": 1}");
-    assert_int_equal(fb_normalize_args(FB_ARGS_RUBY, NULL, &anon, args, kw, &out, &err), 0);
+    assert_int_equal(fb_normalize_args(&fb_lang_ruby, &anon, args, kw, &out, &err), 0);
     expect_json("hand-built", "args", "[1, null]", out.args);
     expect_json("hand-built", "kwargs", "{}", out.kwargs);
     fb_call_args_free(&out);

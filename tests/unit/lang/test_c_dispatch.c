@@ -168,7 +168,9 @@ static void test_call_input(void **state)
     json_t *args = fb_json_loadb(text, strlen(text), 0, &jerr);
     assert_non_null(args);
     size_t len = 0;
-    char *in = fb_c_call_input(args, &len);
+    fb_call_args ca = {.args = args};
+    fb_lang_call call = {.code = "int f(void);", .code_len = 12, .function_name = "f", .args = &ca};
+    char *in = fb_c_call_input(&call, &len);
     assert_non_null(in);
     assert_int_equal(strlen(in), len);
     assert_string_equal(in, "{\"args\":[\"18446744073709551615\",-1,\"s\",[\"340282366920938463463374607431768211456\"],"

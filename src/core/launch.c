@@ -1,0 +1,140 @@
+/* The launch stage (launch.h): argv, environment, files and input of one call, and its sandbox spec. What
+ * differs between languages comes from the driver (lang.h: exec, harness_input); fnbox adds its base
+ * environment, the request's permissions.env and the proxy's variables. */
+#include "core/launch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* Both streams are captured up to the larger cap; core/result.c cuts each to its own. */
+void fb_launch_limits(const fb_request *req, fb_sandbox_limits *lim)
+{
+    const fb_call_limits *l = &req->limits;
+    *lim = (fb_sandbox_limits){
+        .timeout_s = req->timeout_s,
+        .memory_bytes = l->memory_bytes,
+        .pids = l->pids,
+        .nofile = l->open_files,
+        .fsize_bytes = l->file_size_bytes,
+        .workspace_bytes = l->workspace_bytes,
+        .tmp_bytes = l->tmp_bytes,
+        .tmpfs_inodes = l->inodes,
+        .output_bytes = (size_t)(l->stdout_bytes > l->stderr_bytes ? l->stdout_bytes : l->stderr_bytes),
+        .result_bytes = (size_t)l->result_bytes,
+        .cpu_seconds = l->cpu_seconds,
+    };
+}
+
+/* Appends "KEY=value" to envp (e entries so far), replacing an entry of the same KEY. */
+static int env_put(const char **envp, size_t *e, const char *kv, fb_error *err)
+{
+    size_t klen = strcspn(kv, "=");
+    for (size_t i = 0; i < *e; i++)
+        if (strncmp(envp[i], kv, klen) == 0 && envp[i][klen] == '=') {
+            envp[i] = kv;
+            return 0;
+        }
+    if (*e >= FB_LAUNCH_MAX_ENV - 1)
+        return fb_set_error(err, FB_ERR_INTERNAL, E2BIG, "more than %d environment variables", FB_LAUNCH_MAX_ENV - 1);
+    envp[(*e)++] = kv;
+    envp[*e] = NULL;
+    return 0;
+}
+
+/* The function's whole environment: fnbox's minimal one, the driver's, then the request's permissions.env
+ * (which may replace the first two only under allowAllEnv: core/permissions.c refuses reserved keys
+ * otherwise). Nothing comes from fnbox's own environment. */
+static const char *const k_base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
+                                         "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
+
+static int build_env(const char *const *driver_env, const fb_permissions *perm, const char **envp, fb_error *err)
+{
+    size_t e = 0;
+    envp[0] = NULL;
+    for (const char *const *p = k_base_env; *p; p++)
+        if (env_put(envp, &e, *p, err) < 0)
+            return -1;
+    for (const char *const *p = driver_env; p && *p; p++)
+        if (env_put(envp, &e, *p, err) < 0)
+            return -1;
+    for (size_t i = 0; i < perm->nenv; i++)
+        if (env_put(envp, &e, perm->env[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+/* The files the driver places, as the sandbox takes them. */
+static void launch_files(fb_launch *l)
+{
+    for (size_t i = 0; i < l->exec.nfiles; i++) {
+        const fb_lang_file *f = &l->exec.files[i];
+        l->files[i] = (fb_sandbox_file){.path = f->path, .data = f->data, .len = f->len, .executable = f->executable};
+    }
+    l->nfiles = l->exec.nfiles;
+}
+
+int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_compiled *prog, fb_launch *l,
+                      fb_error *err)
+{
+    const fb_lang_driver *lang = req->lang;
+    fb_lang_runnable run = {.runtime = fb_lang_find_runtime(lang), .program = prog->data, .program_len = prog->len};
+    if (!run.runtime)
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
+                            lang->name, lang->runtimes[0]);
+    if (lang->exec(lang, &run, &l->exec, err) < 0 || build_env(l->exec.env, &req->permissions, l->envp, err) < 0)
+        return -1;
+    launch_files(l);
+    fb_lang_call call = {.code = req->code, .code_len = req->code_len, .function_name = plan->function_name,
+                         .args = &plan->args, .workdir = req->workdir};
+    l->input = lang->harness_input(&call, &l->input_len);
+    if (!l->input)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory building the call input");
+    return 0;
+}
+
+/* permissions.network: when anything is allowed, the sandbox's init opens 127.0.0.1:3128 inside and the
+ * proxy (net/proxy.h) serves it from here; the function's environment points its clients there (these
+ * replace any same-named permissions.env entry). Stopped as soon as every sandboxed process is gone. */
+int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
+                  fb_sandbox_outcome *out, fb_error *err)
+{
+    bool network = fb_net_policy_allows_any(net->policy);
+    size_t e = 0;
+    while (l->envp[e])
+        e++;
+    for (const char *const *v = fb_proxy_env; network && *v; v++)
+        if (env_put(l->envp, &e, *v, err) < 0)
+            return -1;
+    fb_sandbox_spec spec = {
+        .exec_path = l->exec.argv[0],
+        .argv = (char *const *)l->exec.argv,
+        .envp = (char *const *)l->envp,
+        .workdir = req->workdir,
+        .files = l->files,
+        .nfiles = l->nfiles,
+        .input = l->input,
+        .input_len = l->input_len,
+        .cancel_fd = cancel_fd,
+        /* permissions.childProcess: the files its commands resolved to, or anything */
+        .exec_allow = req->permissions.exec_allow,
+        .exec_any = req->permissions.exec_any,
+        .inert_until_input = l->exec.inert_until_input,
+    };
+    fb_launch_limits(req, &spec.limits);
+    fb_workspace_attach(ws, &spec);
+    spec.proxy_listen = network;
+    spec.on_proxy = fb_proxy_on_listen;
+    spec.proxy_ctx = net;
+    int rc = fb_sandbox_run(&spec, out, err);
+    fb_proxy_stop(net->proxy);
+    return rc;
+}
+
+void fb_launch_free(fb_launch *l)
+{
+    free(l->input);
+    fb_lang_exec_free(&l->exec);
+    *l = (fb_launch){0};
+}

@@ -1,0 +1,45 @@
+/* The launch stage of one call: what runs in the sandbox (argv, environment, files, the input on fd 4,
+ * limits; docs/internals/harness-protocol.md), built from the request, the plan and the language's driver,
+ * then run with the workspace and the network proxy attached. */
+#ifndef FB_CORE_LAUNCH_H
+#define FB_CORE_LAUNCH_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/compile.h"
+#include "core/limits.h"
+#include "request/request.h"
+#include "core/workspace.h"
+#include "lang/plan.h"
+#include "net/proxy.h"
+#include "sandbox/sandbox.h"
+#include "util/error.h"
+
+#define FB_LAUNCH_MAX_ENV (32 + FB_MAX_ENV_VARS) /* fnbox's and the driver's, then the request's permissions.env */
+
+/* What runs: an interpreter with its harness, or the program core/compile.c built, as the driver's exec
+ * says (lang.h), with the environment fnbox completes and the input on fd 4. One owner: the executor's
+ * fb_launch, released by fb_launch_free on every path. */
+typedef struct fb_launch {
+    fb_lang_exec exec;                      /* the driver's argv, environment entries and files (owned) */
+    const char *envp[FB_LAUNCH_MAX_ENV];    /* the whole environment: static, driver or request strings */
+    fb_sandbox_file files[FB_LANG_MAX_FILES];
+    size_t nfiles;
+    char *input;                            /* the call input (owned) */
+    size_t input_len;
+} fb_launch;
+
+/* The request's limits (defaults filled in by core/request.c) as the sandbox takes them. */
+void fb_launch_limits(const fb_request *req, fb_sandbox_limits *lim);
+/* Builds what runs for the call planned by plan: the interpreter of req->lang, or prog when the language
+ * is compiled. Errors: "KernelFeatureMissing" (no runtime), "OutOfMemory", "InternalError" (too many
+ * arguments or environment entries). *l is released by fb_launch_free on every path. */
+int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_compiled *prog, fb_launch *l,
+                      fb_error *err);
+/* Runs it in a new sandbox with the workspace attached and, when permissions.network allows anything, the
+ * proxy of `net` serving it; the proxy is stopped before this returns. */
+int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
+                  fb_sandbox_outcome *out, fb_error *err);
+void fb_launch_free(fb_launch *l);
+
+#endif
