@@ -23,11 +23,13 @@ command -v clang >/dev/null || { echo "fuzz: clang not found (scripts/install-de
 
 # Longest input per target: a request with room for a few KiB of code; a pattern at its 4096-byte cap
 # plus a few paths (a test costs path x expanded pattern, up to ~1 s each at the caps in this build, see
-# fs/glob.h, so longer inputs would only find -timeout); signatures, rules and mounts are small.
+# fs/glob.h, so longer inputs would only find -timeout); a proxy client's bytes a little over the 8 KiB
+# request-head cap (FB_PROXY_HEAD_BYTES: the 431 answer); signatures, rules and mounts are small.
 max_len_of() {
   case $1 in
     fuzz_request) echo 16384 ;;
     fuzz_glob) echo 4608 ;;
+    fuzz_proxy) echo 9216 ;;
     *) echo 4096 ;;
   esac
 }

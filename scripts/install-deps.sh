@@ -23,11 +23,20 @@ done
 if command -v node >/dev/null 2>&1; then
   missing=("${missing[@]/nodejs}")
 fi
+# npm installs the glob oracle below; Debian's nodejs comes without it (nodesource's has it).
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | grep -v '^$' || true)
 if ((${#missing[@]})); then
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# The glob oracle (tests/unit/fs/test_glob_oracle.c compares fs/glob.c with minimatch itself): the npm
+# package at the version tests/oracle/glob/package-lock.json pins, under that directory. Skipped when the
+# installed tree is newer than the lock file (npm's own test), so a second run needs no registry.
+oracle=$(dirname "$0")/../tests/oracle/glob
+if [[ ! $oracle/node_modules/.package-lock.json -nt $oracle/package-lock.json ]]; then
+  npm ci --prefix "$oracle" --no-audit --no-fund --loglevel=error
 fi
 echo "fnbox dependencies are installed"

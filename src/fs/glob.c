@@ -855,6 +855,22 @@ static int compile_row(fb_glob *g, const char *s, size_t n, row *r, fb_error *er
     return 0;
 }
 
+/* The brace alternatives of s[0..n) (a pattern after its leading '!'s, at most FB_GLOB_MAX_PATTERN bytes);
+ * buf holds FB_GLOB_MAX_PATTERN + 3 bytes for the rewritten text. */
+static int expand_pattern(xctx *x, const char *s, size_t n, char *buf, svlist *alts)
+{
+    if (n >= 2 && s[0] == '{' && s[1] == '}') {
+        /* brace-expansion (like bash) keeps a leading `{}` literal */
+        buf[0] = buf[2] = '\\';
+        buf[1] = '{';
+        buf[3] = '}';
+        memcpy(buf + 4, s + 2, n - 2);
+        s = buf;
+        n += 2;
+    }
+    return n == 0 ? sv_push(x, alts, "", 0) : expand(x, s, n, true, 0, alts);
+}
+
 fb_glob *fb_glob_compile_n(const char *pattern, size_t len, fb_error *err)
 {
     arena tmp = {.limit = TMP_ARENA_LIMIT};
@@ -890,16 +906,7 @@ fb_glob *fb_glob_compile_n(const char *pattern, size_t len, fb_error *err)
     xctx x = {&tmp, err};
     svlist alts = {0};
     char buf[FB_GLOB_MAX_PATTERN + 3];
-    if (n >= 2 && s[0] == '{' && s[1] == '}') {
-        /* brace-expansion (like bash) keeps a leading `{}` literal */
-        buf[0] = buf[2] = '\\';
-        buf[1] = '{';
-        buf[3] = '}';
-        memcpy(buf + 4, s + 2, n - 2);
-        s = buf;
-        n += 2;
-    }
-    if (n == 0 ? sv_push(&x, &alts, "", 0) < 0 : expand(&x, s, n, true, 0, &alts) < 0)
+    if (expand_pattern(&x, s, n, buf, &alts) < 0)
         goto fail;
     g->rows = arena_alloc(&g->mem, (alts.n ? alts.n : 1) * sizeof *g->rows);
     if (!g->rows) {
@@ -1068,18 +1075,40 @@ bool fb_glob_match(const char *pattern, const char *path)
     return hit;
 }
 
-bool fb_glob_has_extglob(const char *pattern, size_t len)
+/* Extglob syntax in p[i..len): `+(`, `@(`, `!(` with a `)` after them; `*(` and `?(` closed or not
+ * (minimatch, extglobs on, reads an unclosed one as literal text where noext reads a wildcard and `(`). */
+static bool extglob_in(const char *p, size_t len, size_t i)
 {
-    size_t i = 0;
-    while (i < len && pattern[i] == '!')
-        i++;
     for (; i + 1 < len; i++) {
-        if (pattern[i] == '\\') {
+        if (p[i] == '\\') {
             i++;
-        } else if (strchr("+@!?*", pattern[i]) && pattern[i] != '\0' && pattern[i + 1] == '(' &&
-                   memchr(pattern + i + 2, ')', len - i - 2)) {
+        } else if (p[i + 1] == '(' && p[i] != '\0' && strchr("*?+@!", p[i]) &&
+                   (p[i] == '*' || p[i] == '?' || memchr(p + i + 2, ')', len - i - 2))) {
             return true;
         }
     }
     return false;
+}
+
+bool fb_glob_has_extglob(const char *pattern, size_t len)
+{
+    size_t k = 0;
+    while (k < len && pattern[k] == '!')
+        k++;
+    if (extglob_in(pattern, len, k))
+        return true;
+    /* Braces are expanded before extglobs are read: `{a,*}(b)` holds `*(b)`. A pattern too long to expand
+     * or holding a NUL does not compile anyway. */
+    if (len > FB_GLOB_MAX_PATTERN || !memchr(pattern + k, '{', len - k) || memchr(pattern, '\0', len))
+        return false;
+    arena tmp = {.limit = TMP_ARENA_LIMIT};
+    xctx x = {&tmp, NULL};
+    svlist alts = {0};
+    char buf[FB_GLOB_MAX_PATTERN + 3];
+    bool hit = false;
+    if (expand_pattern(&x, pattern + k, len - k, buf, &alts) == 0)
+        for (size_t i = 0; !hit && i < alts.n; i++)
+            hit = extglob_in(alts.v[i].p, alts.v[i].n, 0);
+    arena_free(&tmp);
+    return hit;
 }

@@ -66,9 +66,10 @@ bool fb_glob_test(const fb_glob *g, const char *path);
 /* Compile + test + free. A pattern that does not compile matches nothing (also when negated). */
 bool fb_glob_match(const char *pattern, const char *path);
 
-/* True if the pattern holds minimatch extglob syntax (`@(`, `+(`, `!(`, `?(`, `*(` with a `)` after it,
- * not escaped, the leading negation `!` excepted). fnbox matches such text literally where minimatch would
- * not, so callers that promise minimatch semantics can refuse it instead. */
+/* True if the pattern holds minimatch extglob syntax (`@(`, `+(`, `!(` with a `)` after it, `?(` and `*(`
+ * closed or not, not escaped, the leading negation `!` excepted), also where brace expansion makes it
+ * (`{a,*}(b)`). fnbox reads such text as minimatch's noext does, where minimatch's default would not, so
+ * callers that promise minimatch semantics can refuse it instead. */
 bool fb_glob_has_extglob(const char *pattern, size_t len);
 
 #endif

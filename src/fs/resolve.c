@@ -147,7 +147,7 @@ int fb_resolve_open(int root_fd, const char *rel, int flags, mode_t mode, fb_err
     /* openat2 refuses flags O_PATH does not take (O_NOCTTY among them) with EINVAL. */
     unsigned extra = (flags & O_PATH) ? O_CLOEXEC : O_CLOEXEC | O_NOCTTY;
     struct open_how how = {.flags = (unsigned)flags | extra, .resolve = beneath()};
-    if (flags & (O_CREAT | O_TMPFILE))
+    if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) /* O_TMPFILE includes O_DIRECTORY */
         how.mode = mode & 07777;
     long fd = raw_openat2(root_fd, *rel ? rel : ".", &how);
     if (fd < 0)

@@ -668,7 +668,7 @@ static void socks_step(fb_proxy *p, conn *c)
         return;
     }
     if (d[3] == 3) {
-        if (d[4] == 0 || memchr(d + 5, 0, d[4])) {
+        if (d[4] == 0 || d[4] > FB_NET_MAX_HOST || memchr(d + 5, 0, d[4])) { /* c->host holds a DNS name */
             reply_fail(c, 0, 1, "bad domain name");
             return;
         }

@@ -322,6 +322,16 @@ static void test_errors(void **state)
     assert_false(fb_glob_has_extglob("!(a", 3));
     assert_false(fb_glob_has_extglob("!(a)", 4)); /* a leading ! is negation */
     assert_true(fb_glob_has_extglob("a/!(b)", 6));
+    /* unclosed `*(` and `?(` are literal text with extglobs on (found by test_glob_oracle) */
+    assert_true(fb_glob_has_extglob("*(a", 3));
+    assert_true(fb_glob_has_extglob("x?(", 3));
+    assert_false(fb_glob_has_extglob("+(a", 3));
+    assert_false(fb_glob_has_extglob("x\\?(a", 6));
+    /* braces are expanded first: `{a,*}(b)` holds `*(b)` */
+    assert_true(fb_glob_has_extglob("{a,*}(b)", 8));
+    assert_true(fb_glob_has_extglob("!{**,x}(", 8));
+    assert_false(fb_glob_has_extglob("{a,\\*}(b)", 9));
+    assert_false(fb_glob_has_extglob("{a,b}(c)", 8));
 }
 
 /* ---- hostile patterns: no backtracking blow-up ---- */
