@@ -33,7 +33,7 @@
 #include "fs/glob.h"
 #include "fs/overlay.h"
 #include "fs/rules.h"
-#include "sandbox/defences.h"
+#include "util/defences.h"
 
 #define MAX_EAGER_ENTRIES 1000000 /* an eager walk stops here (the rest is decided lazily) */
 

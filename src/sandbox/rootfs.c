@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "sandbox/internal.h"
-#include "sandbox/defences.h"
+#include "util/defences.h"
 #include "util/fd.h"
 
 #define NEWROOT "/tmp" /* mount point (in our private mount namespace) where the root is assembled */

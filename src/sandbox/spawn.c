@@ -46,7 +46,7 @@
 
 #include "core/limits.h"
 #include "sandbox/internal.h"
-#include "sandbox/defences.h"
+#include "util/defences.h"
 #include "util/fd.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
