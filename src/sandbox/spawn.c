@@ -44,7 +44,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/limits.h"
 #include "sandbox/internal.h"
 #include "util/defences.h"
 #include "util/fd.h"
@@ -71,7 +70,7 @@ typedef struct child_ctx {
 
 static __attribute__((noreturn)) void child_fail(int report_fd, const fb_error *err)
 {
-    char msg[FB_MAX_SETUP_MSG];
+    char msg[FB_SANDBOX_MAX_SETUP_MSG];
     int n = snprintf(msg, sizeof msg, "E%s: %s", fb_errkind_name(err->kind), err->message);
     /* with its NUL: when the program fails, init appends the program's wait status ("S<int>") after it */
     if (n > 0)
@@ -582,7 +581,7 @@ static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const
         fb_close(&f->input[1]);
     if (receive_fds(spec, f->sync[1], f->pidfd, out, err) < 0)
         return -1;
-    char report[FB_MAX_SETUP_MSG] = "";
+    char report[FB_SANDBOX_MAX_SETUP_MSG] = "";
     int st = -1;
     fb_supervise_io io = {.init_pid = pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
                           .report_fd = f->report[0], .cancel_fd = spec->cancel_fd, .started_fd = f->sync[1],
