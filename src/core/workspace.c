@@ -343,11 +343,6 @@ void fb_workspace_attach(fb_workspace *ws, fb_sandbox_spec *spec)
 
 /* ---- after the call ---- */
 
-static int by_path(const void *a, const void *b)
-{
-    return strcmp(((const fb_change *)a)->path, ((const fb_change *)b)->path);
-}
-
 int fb_workspace_collect(fb_workspace *ws, const fb_sandbox_outcome *out, fb_error *err)
 {
     for (size_t i = 0; i < ws->nfs; i++)
@@ -355,14 +350,13 @@ int fb_workspace_collect(fb_workspace *ws, const fb_sandbox_outcome *out, fb_err
     /* contents are needed to report them, and to sync (batch now, or manual later from the report) */
     bool with_content = ws->req->reporting.include_contents || (ws->req->mount && ws->req->mount->sync == FB_SYNC_BATCH);
     for (size_t i = 0; i < ws->nfs; i++)
-        if (fb_mountfs_changes(ws->fs[i], with_content, &ws->changes, err) < 0)
+        if (fb_track_mount(ws->fs[i], with_content, &ws->changes, err) < 0)
             return -1;
     for (size_t i = 0; i < out->nscratch; i++)
         if (fb_track_scratch(out->scratch_fd[i], out->scratch_path[i], &ws->baseline, ws->req->reporting.include_contents,
                              FB_DEFAULT_TMPFS_INODES, &ws->changes, err) < 0)
             return -1;
-    if (ws->changes.n > 1)
-        qsort(ws->changes.v, ws->changes.n, sizeof *ws->changes.v, by_path);
+    fb_track_sort(&ws->changes);
     emit_denials(ws);
     return 0;
 }
