@@ -9,11 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/call_files.h"
 #include "core/compile.h"
 #include "core/limits.h"
 #include "core/request.h"
+#include "core/request_files.h"
 #include "core/result.h"
-#include "core/workspace.h"
+#include "core/result_files.h"
 #include "fnbox.h"
 #include "lang/plan.h"
 #include "net/proxy.h"
@@ -221,11 +223,14 @@ static int run_in_sandbox(const fb_request *req, run_target *t, fb_workspace *ws
         .inert_until_input = t->inert_until_input,
     };
     call_limits(req, &spec.limits);
-    fb_workspace_attach(ws, &spec);
+    fb_sandbox_file *staged = NULL; /* the request's files outside mounts, as the sandbox takes them */
+    if (fb_call_files_attach(ws, req->reporting.include_changes, &spec, &staged, err) < 0)
+        return -1;
     spec.proxy_listen = network;
     spec.on_proxy = fb_proxy_on_listen;
     spec.proxy_ctx = net;
     int rc = fb_sandbox_run(&spec, out, err);
+    free(staged);
     fb_proxy_stop(net->proxy);
     return rc;
 }
@@ -361,6 +366,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     fb_result res = {0};
     fb_compiled prog = {0};
     fb_workspace ws = {0};
+    fb_ws_files files = {0}; /* the request's `files`, decoded; ws borrows them */
     run_target target = {0};
     fb_proxy_call net = {0};
     fb_net_policy *netpol = NULL;
@@ -381,7 +387,8 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         fb_net_policy_from_patterns(req.permissions.network_all, req.permissions.network_allow,
                                     req.permissions.nnetwork, "permissions.network", &netpol, &err) < 0 ||
         fb_plan_call(&pin, &plan, &err) < 0 ||
-        fb_workspace_prepare(&ws, &req, &lim, &err) < 0) {
+        fb_request_files_decode(req.files, req.workdir, lim.workspace_bytes, &files, &err) < 0 ||
+        fb_call_files_prepare(&ws, &req, &files, &lim, &err) < 0) {
         code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
@@ -392,7 +399,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     }
     if (opts.fs) /* asked by the mount servers at each operation, and by sync for each change */
         fb_workspace_set_check(&ws, fs_check, &opts);
-    fb_workspace_set_events(&ws, opts.event, opts.event_ctx, opts.sync_allow_abort != 0);
+    fb_call_files_events(&ws, &opts);
     if (req.lang->compiler && fb_compile(req.lang, req.code, req.code_len, plan.function_name, req.timeout_s,
                                          cancel_fd, &prog, &err) < 0) {
         code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
@@ -406,8 +413,10 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     }
     /* Every sandboxed process is gone: what they left behind can be read, judged and synced. */
     fb_result_limits rlim = result_limits(&req);
-    if (fb_result_from_outcome(&res, &outcome, &rlim, &err) < 0 || fb_workspace_collect(&ws, &outcome, &err) < 0 ||
-        fb_workspace_sync(&ws, fb_result_succeeded(&res), &err) < 0 || fb_workspace_report(&ws, res.obj, &err) < 0) {
+    if (fb_result_from_outcome(&res, &outcome, &rlim, &err) < 0 ||
+        fb_workspace_collect(&ws, outcome.scratch_fd, outcome.scratch_path, outcome.nscratch, &err) < 0 ||
+        fb_workspace_sync(&ws, fb_result_succeeded(&res), &err) < 0 ||
+        fb_result_add_files(&res, &ws, &req.reporting, &err) < 0) {
         fb_result_free(&res);
         code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
         goto done;
@@ -424,6 +433,7 @@ done:
     fb_proxy_free(net.proxy);
     fb_net_policy_free(netpol);
     fb_workspace_free(&ws);
+    fb_request_files_free(&files);
     fb_compiled_free(&prog);
     fb_sandbox_outcome_free(&outcome);
     fb_call_plan_free(&plan);
