@@ -42,7 +42,7 @@ $(BUILD)/%.o: %.c
 # The seccomp filter is compiled at build time: tools/seccomp_gen (built from its own copy of seccomp.c,
 # without the embedded program) prints it, and the library's seccomp.o includes the result.
 GEN_DEPS := $(BUILD)/gen/seccomp.o $(BUILD)/src/util/error.o $(BUILD)/src/util/buf.o $(BUILD)/src/util/fd.o \
-            $(BUILD)/src/sandbox/defences.o
+            $(BUILD)/src/util/defences.o
 $(BUILD)/gen/seccomp.o: src/sandbox/seccomp.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<

@@ -16,12 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/call_files.h"
 #include "core/compile.h"
 #include "core/host.h"
 #include "core/launch.h"
 #include "core/limits.h"
+#include "core/request_files.h"
 #include "core/result.h"
-#include "core/workspace.h"
+#include "core/result_files.h"
 #include "fnbox.h"
 #include "lang/plan.h"
 #include "net/proxy.h"
@@ -77,6 +79,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     fb_result res = {0};
     fb_compiled prog = {0};
     fb_workspace ws = {0};
+    fb_ws_files files = {0}; /* the request's `files`, decoded; ws borrows them */
     fb_launch launch = {0};
     fb_proxy_call net = {0};
     fb_net_policy *netpol = NULL;
@@ -97,7 +100,8 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         fb_net_policy_from_patterns(req.permissions.network_all, req.permissions.network_allow,
                                     req.permissions.nnetwork, "permissions.network", &netpol, &err) < 0 ||
         fb_plan_call(&pin, &plan, &err) < 0 ||
-        fb_workspace_prepare(&ws, &req, &lim, &err) < 0) {
+        fb_request_files_decode(req.files, req.workdir, lim.workspace_bytes, &files, &err) < 0 ||
+        fb_call_files_prepare(&ws, &req, &files, &lim, &err) < 0) {
         code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
         goto done;
     }
@@ -108,7 +112,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     }
     if (opts.fs) /* asked by the mount servers at each operation, and by sync for each change */
         fb_workspace_set_check(&ws, fb_host_fs_check, &opts);
-    fb_workspace_set_events(&ws, opts.event, opts.event_ctx, opts.sync_allow_abort != 0);
+    fb_call_files_events(&ws, &opts);
     if (req.lang->compiler && fb_compile(req.lang, req.code, req.code_len, plan.function_name, req.timeout_s,
                                          cancel_fd, &prog, &err) < 0) {
         code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
@@ -121,8 +125,10 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     }
     /* Every sandboxed process is gone: what they left behind can be read, judged and synced. */
     fb_result_limits rlim = fb_result_limits_of(req.timeout_s, &req.limits);
-    if (fb_result_from_outcome(&res, &outcome, &rlim, &err) < 0 || fb_workspace_collect(&ws, &outcome, &err) < 0 ||
-        fb_workspace_sync(&ws, fb_result_succeeded(&res), &err) < 0 || fb_workspace_report(&ws, res.obj, &err) < 0) {
+    if (fb_result_from_outcome(&res, &outcome, &rlim, &err) < 0 ||
+        fb_workspace_collect(&ws, outcome.scratch_fd, outcome.scratch_path, outcome.nscratch, &err) < 0 ||
+        fb_workspace_sync(&ws, fb_result_succeeded(&res), &err) < 0 ||
+        fb_result_add_files(&res, &ws, &req.reporting, &err) < 0) {
         fb_result_free(&res);
         code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
         goto done;
@@ -141,6 +147,7 @@ done:
     fb_proxy_free(net.proxy);
     fb_net_policy_free(netpol);
     fb_workspace_free(&ws);
+    fb_request_files_free(&files);
     fb_compiled_free(&prog);
     fb_sandbox_outcome_free(&outcome);
     fb_call_plan_free(&plan);

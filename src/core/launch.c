@@ -3,6 +3,8 @@
  * environment, the request's permissions.env and the proxy's variables. */
 #include "core/launch.h"
 
+#include "core/call_files.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,11 +125,14 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
         .inert_until_input = l->exec.inert_until_input,
     };
     fb_launch_limits(req, &spec.limits);
-    fb_workspace_attach(ws, &spec);
+    fb_sandbox_file *staged = NULL; /* the request's files outside mounts, as the sandbox takes them */
+    if (fb_call_files_attach(ws, req->reporting.include_changes, &spec, &staged, err) < 0)
+        return -1;
     spec.proxy_listen = network;
     spec.on_proxy = fb_proxy_on_listen;
     spec.proxy_ctx = net;
     int rc = fb_sandbox_run(&spec, out, err);
+    free(staged);
     fb_proxy_stop(net->proxy);
     return rc;
 }

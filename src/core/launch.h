@@ -9,7 +9,7 @@
 #include "core/compile.h"
 #include "core/limits.h"
 #include "request/request.h"
-#include "core/workspace.h"
+#include "fs/workspace.h"
 #include "lang/plan.h"
 #include "net/proxy.h"
 #include "sandbox/sandbox.h"

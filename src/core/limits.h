@@ -1,4 +1,6 @@
-/* Every cap fnbox enforces, in one place. Per-call values are clamped by the FB_MAX_* ones. */
+/* Every cap of a call that a request may set or hit, in one place. Per-call values are clamped by the FB_MAX_*
+ * ones. The caps of a lower layer's own protocol stay in its header (sandbox/internal.h, net/proxy.h,
+ * fs/glob.h, ...): sandbox/, fs/ and net/ do not include core/. */
 #ifndef FB_LIMITS_H
 #define FB_LIMITS_H
 
@@ -42,7 +44,6 @@
 #define FB_MAX_OUTPUT_BYTES (64ULL * FB_MiB)
 #define FB_DEFAULT_RESULT_BYTES (16ULL * FB_MiB)  /* result channel; more is a ResultTooLarge error */
 #define FB_MAX_RESULT_BYTES (256ULL * FB_MiB)
-#define FB_MAX_SETUP_MSG 2048                     /* a setup failure report from inside the sandbox */
 
 /* Permissions (core/permissions.h) */
 #define FB_MAX_ENV_VARS 256                       /* permissions.env entries */

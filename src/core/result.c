@@ -10,7 +10,7 @@
 #include <sys/random.h>
 
 #include "core/limits.h"
-#include "sandbox/defences.h"
+#include "util/defences.h"
 #include "util/utf8.h"
 
 static void set_text(json_t *obj, const char *key, const char *s, size_t len)

@@ -33,7 +33,7 @@
 #include "fs/glob.h"
 #include "fs/overlay.h"
 #include "fs/rules.h"
-#include "sandbox/defences.h"
+#include "util/defences.h"
 
 #define MAX_EAGER_ENTRIES 1000000 /* an eager walk stops here (the rest is decided lazily) */
 
@@ -1118,94 +1118,31 @@ void fb_mountfs_stop(fb_mountfs *fs)
     fs->running = false;
 }
 
-/* ---- the change list ---- */
+/* ---- the view as change tracking reads it (fs/track.c) ---- */
 
-static int same_as_host(fb_mountfs *fs, const ov_entry *e, const struct stat *st, bool *same)
+const char *fb_mountfs_vroot(const fb_mountfs *fs)
 {
-    *same = false;
-    if (e->kind == OV_DIR) {
-        *same = S_ISDIR(st->st_mode);
-        return 0;
-    }
-    if (e->kind == OV_SYMLINK) {
-        char target[PATH_MAX];
-        int fd = S_ISLNK(st->st_mode) ? lower_open(fs, e->rel, O_PATH | O_NOFOLLOW) : -1;
-        ssize_t n = fd >= 0 ? readlinkat(fd, "", target, sizeof target) : -1;
-        if (fd >= 0)
-            close(fd);
-        *same = n >= 0 && (size_t)n == e->len && memcmp(target, e->data, e->len) == 0;
-        return 0;
-    }
-    if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size != e->len || (st->st_mode & 0777) != (e->mode & 0777))
-        return 0;
-    int fd = lower_open(fs, e->rel, O_RDONLY);
-    if (fd < 0)
-        return 0;
-    char chunk[65536];
-    size_t off = 0;
-    bool eq = true;
-    for (;;) {
-        ssize_t n = pread(fd, chunk, sizeof chunk, (off_t)off);
-        if (n <= 0 || off + (size_t)n > e->len || memcmp(chunk, e->data + off, (size_t)n) != 0) {
-            eq = n == 0 && off == e->len;
-            break;
-        }
-        off += (size_t)n;
-    }
-    close(fd);
-    *same = eq;
-    return 0;
+    return fs->dir->virtual_path;
 }
 
-static fb_file_type type_of_stat(const struct stat *st)
+const ov_store *fb_mountfs_upper(const fb_mountfs *fs)
 {
-    return S_ISDIR(st->st_mode) ? FB_FILE_DIRECTORY : S_ISLNK(st->st_mode) ? FB_FILE_SYMLINK : FB_FILE_REGULAR;
+    return &fs->ov;
 }
 
-static int change_of(fb_mountfs *fs, const ov_entry *e, bool with_content, fb_change_list *out, fb_error *err)
+int fb_mountfs_host_stat(const fb_mountfs *fs, const char *rel, struct stat *st)
 {
-    char vpath[PATH_MAX + 256];
-    snprintf(vpath, sizeof vpath, "%s%s%s", fs->dir->virtual_path, *e->rel ? "/" : "", e->rel);
-    struct stat st;
-    /* The host as it is now, beneath the root; deletions hide nothing from this question. */
-    bool on_host = lower_lstat(fs, e->rel, &st) == 0;
-    if (e->kind == OV_WHITEOUT)
-        return on_host ? fb_change_add(out, FB_CHANGE_DELETED, type_of_stat(&st), vpath,
-                                       S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, 0, NULL, 0, false, err)
-                       : 0;
-    if (e->baseline && e->kind == OV_FILE && e->len == e->baseline_len &&
-        (e->len == 0 || memcmp(e->data, e->baseline_data, e->len) == 0))
-        return 0; /* a request file the function left alone */
-    if (e->baseline && e->kind == OV_DIR)
-        return 0;
-    bool same = false;
-    if (on_host && same_as_host(fs, e, &st, &same) < 0)
-        return -1;
-    if (same)
-        return 0;
-    fb_file_type t = e->kind == OV_DIR ? FB_FILE_DIRECTORY : e->kind == OV_SYMLINK ? FB_FILE_SYMLINK
-                                                                                    : FB_FILE_REGULAR;
-    unsigned char *content = NULL;
-    bool keep = with_content && e->kind != OV_DIR;
-    if (keep && e->len && !(content = malloc(e->len)))
-        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "change of %s", vpath);
-    if (content)
-        memcpy(content, e->data, e->len);
-    return fb_change_add(out, on_host ? FB_CHANGE_MODIFIED : FB_CHANGE_CREATED, t, vpath,
-                         e->kind == OV_DIR ? 0 : e->len, e->mode, content, keep ? e->len : 0, keep, err);
+    return lower_lstat(fs, rel, st);
 }
 
-int fb_mountfs_changes(fb_mountfs *fs, bool with_content, fb_change_list *out, fb_error *err)
+int fb_mountfs_host_open(const fb_mountfs *fs, const char *rel, int flags)
 {
-    for (size_t i = 0; i < fs->ov.n; i++) {
-        const ov_entry *e = fs->ov.v[i];
-        /* An excluded path is never the host's to change, whatever made the entry (a request file). */
-        if (e->unreported || e->ghost || !*e->rel || excluded(fs, e->rel))
-            continue;
-        if (change_of(fs, e, with_content, out, err) < 0)
-            return -1;
-    }
-    return 0;
+    return lower_open(fs, rel, flags);
+}
+
+bool fb_mountfs_excluded(const fb_mountfs *fs, const char *rel)
+{
+    return excluded(fs, rel);
 }
 
 const fb_denial_list *fb_mountfs_denials(const fb_mountfs *fs)

@@ -1,14 +1,17 @@
 /* One host mount as the function sees it: a FUSE file system served by fnbox for the duration of a call.
  * Reads come from the host directory, resolved beneath its root (never outside it, whatever links or
  * `..` the tree holds); every create, modify and delete lands in an in-memory upper layer (overlay.c)
- * and is checked against the mount's permission rules at the moment it is attempted. After the call the
- * upper layer is turned into a change list; the host is only written by sync.c, later.
- * Life cycle: open -> [add_file...] -> serve(fd from the sandbox) -> (call runs) -> stop -> changes -> free. */
+ * and is checked against the mount's permission rules at the moment it is attempted. After the call
+ * fs/track.c compares the upper layer with the host and lists what changed; the host is only written by
+ * sync.c, later.
+ * Life cycle: open -> [add_file...] -> serve(fd from the sandbox) -> (call runs) -> stop -> fb_track_mount
+ * -> free. */
 #ifndef FB_FS_MOUNTFS_H
 #define FB_FS_MOUNTFS_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "fs/change.h"
 #include "fs/mount.h"
@@ -42,12 +45,23 @@ int fb_mountfs_add_file(fb_mountfs *fs, const char *rel, const void *data, size_
 int fb_mountfs_serve(fb_mountfs *fs, int fuse_fd, fb_error *err);
 /* Stops serving and joins the thread. Call only once every sandboxed process is gone. Idempotent. */
 void fb_mountfs_stop(fb_mountfs *fs);
-/* Appends what the function changed (sorted by path). Contents kept when with_content. */
-int fb_mountfs_changes(fb_mountfs *fs, bool with_content, fb_change_list *out, fb_error *err);
 const fb_denial_list *fb_mountfs_denials(const fb_mountfs *fs);
 const fb_skipped *fb_mountfs_skipped(const fb_mountfs *fs, size_t *n);
 /* A failure inside the server (e.g. out of memory) that the function saw as EIO; NULL if none. */
 const char *fb_mountfs_failure(const fb_mountfs *fs);
 void fb_mountfs_free(fb_mountfs *fs);
+
+/* The view as change tracking reads it (fs/track.c, fb_track_mount), only once fb_mountfs_stop returned:
+ * nothing changes it any more. */
+const char *fb_mountfs_vroot(const fb_mountfs *fs);       /* the mount's virtual root, e.g. "/data" */
+struct ov_store;                                          /* fs/overlay.h */
+const struct ov_store *fb_mountfs_upper(const fb_mountfs *fs); /* what the function made, keyed by rel */
+/* The host's entry at rel now, reached beneath the mount root as the view reaches it (followSymlinks);
+ * the upper layer hides nothing from this question. 0 and *st, or -ENOENT. */
+int fb_mountfs_host_stat(const fb_mountfs *fs, const char *rel, struct stat *st);
+/* Opens the host's entry at rel the same way (flags as for openat2, O_CLOEXEC added): an fd, or -1. */
+int fb_mountfs_host_open(const fb_mountfs *fs, const char *rel, int flags);
+/* Whether `exclude` leaves rel out of the view: never the host's to change, whatever made the entry. */
+bool fb_mountfs_excluded(const fb_mountfs *fs, const char *rel);
 
 #endif

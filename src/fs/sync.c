@@ -23,7 +23,7 @@
 
 #include "fs/resolve.h"
 #include "fs/rules.h"
-#include "sandbox/defences.h"
+#include "util/defences.h"
 #include "util/fd.h"
 #include "util/utf8.h"
 

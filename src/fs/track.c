@@ -1,4 +1,4 @@
-/* Scratch-space change tracking (see track.h). */
+/* What the function changed, scratch space and mounts (see track.h). */
 #include "fs/track.h"
 
 #include <dirent.h>
@@ -13,7 +13,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fs/overlay.h"
+
 #define TRACK_MAX_FILE ((size_t)1 << 30) /* a tmpfs file larger than this is reported without content */
+
+static fb_file_type type_of(mode_t mode)
+{
+    return S_ISDIR(mode) ? FB_FILE_DIRECTORY : S_ISLNK(mode) ? FB_FILE_SYMLINK : FB_FILE_REGULAR;
+}
+
+/* ---- scratch space: the baseline ---- */
 
 static int baseline_push(fb_baseline *b, const char *area, const char *path, bool dir, bool skip,
                          const unsigned char *data, size_t len, fb_error *err)
@@ -80,6 +89,8 @@ static const fb_baseline_entry *baseline_find(const fb_baseline *b, const char *
     return b->n ? bsearch(&key, b->v, b->n, sizeof *b->v, by_path) : NULL;
 }
 
+/* ---- scratch space: the walk ---- */
+
 typedef struct walk {
     int root_fd;
     const char *vroot;
@@ -134,8 +145,7 @@ static int read_file(int root_fd, const char *rel, size_t size, unsigned char **
 
 static int report(walk *w, fb_change_kind kind, const char *vpath, const char *rel, const struct stat *st)
 {
-    fb_file_type t = S_ISDIR(st->st_mode) ? FB_FILE_DIRECTORY : S_ISLNK(st->st_mode) ? FB_FILE_SYMLINK
-                                                                                     : FB_FILE_REGULAR;
+    fb_file_type t = type_of(st->st_mode);
     unsigned char *content = NULL;
     size_t len = 0;
     bool has = false;
@@ -251,4 +261,112 @@ int fb_track_scratch(int root_fd, const char *vroot, const fb_baseline *b, bool 
             return -1;
     }
     return 0;
+}
+
+/* ---- mounts: the upper layer against the host now ---- */
+
+/* Whether the host's regular file holds exactly e's content, with e's permission bits. */
+static bool host_file_same(const fb_mountfs *fs, const ov_entry *e, const struct stat *st)
+{
+    if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size != e->len || (st->st_mode & 0777) != (e->mode & 0777))
+        return false;
+    int fd = fb_mountfs_host_open(fs, e->rel, O_RDONLY);
+    if (fd < 0)
+        return false;
+    char chunk[65536];
+    size_t off = 0;
+    bool eq;
+    for (;;) {
+        ssize_t n = pread(fd, chunk, sizeof chunk, (off_t)off);
+        if (n <= 0 || off + (size_t)n > e->len || memcmp(chunk, e->data + off, (size_t)n) != 0) {
+            eq = n == 0 && off == e->len;
+            break;
+        }
+        off += (size_t)n;
+    }
+    close(fd);
+    return eq;
+}
+
+/* Whether the host's entry is a link with e's target. */
+static bool host_link_same(const fb_mountfs *fs, const ov_entry *e, const struct stat *st)
+{
+    char target[PATH_MAX];
+    int fd = S_ISLNK(st->st_mode) ? fb_mountfs_host_open(fs, e->rel, O_PATH | O_NOFOLLOW) : -1;
+    ssize_t n = fd >= 0 ? readlinkat(fd, "", target, sizeof target) : -1;
+    if (fd >= 0)
+        close(fd);
+    return n >= 0 && (size_t)n == e->len && memcmp(target, e->data, e->len) == 0;
+}
+
+/* Whether the host already has what e holds (st: the host's entry): then e is no change. */
+static bool same_as_host(const fb_mountfs *fs, const ov_entry *e, const struct stat *st)
+{
+    if (e->kind == OV_DIR)
+        return S_ISDIR(st->st_mode);
+    return e->kind == OV_SYMLINK ? host_link_same(fs, e, st) : host_file_same(fs, e, st);
+}
+
+/* A request file (or one of the parents made for it) the function left as it came. */
+static bool baseline_untouched(const ov_entry *e)
+{
+    if (!e->baseline)
+        return false;
+    if (e->kind == OV_DIR)
+        return true;
+    return e->kind == OV_FILE && e->len == e->baseline_len &&
+           (e->len == 0 || memcmp(e->data, e->baseline_data, e->len) == 0);
+}
+
+static int mount_change(const fb_mountfs *fs, const ov_entry *e, bool with_content, fb_change_list *out,
+                        fb_error *err)
+{
+    char vpath[PATH_MAX + 256];
+    snprintf(vpath, sizeof vpath, "%s%s%s", fb_mountfs_vroot(fs), *e->rel ? "/" : "", e->rel);
+    struct stat st;
+    /* The host as it is now, beneath the root; deletions hide nothing from this question. */
+    bool on_host = fb_mountfs_host_stat(fs, e->rel, &st) == 0;
+    if (e->kind == OV_WHITEOUT)
+        return on_host ? fb_change_add(out, FB_CHANGE_DELETED, type_of(st.st_mode), vpath,
+                                       S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, 0, NULL, 0, false, err)
+                       : 0;
+    if (baseline_untouched(e) || (on_host && same_as_host(fs, e, &st)))
+        return 0;
+    fb_file_type t = e->kind == OV_DIR ? FB_FILE_DIRECTORY : e->kind == OV_SYMLINK ? FB_FILE_SYMLINK
+                                                                                    : FB_FILE_REGULAR;
+    unsigned char *content = NULL;
+    bool keep = with_content && e->kind != OV_DIR;
+    if (keep && e->len && !(content = malloc(e->len)))
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "change of %s", vpath);
+    if (content)
+        memcpy(content, e->data, e->len);
+    return fb_change_add(out, on_host ? FB_CHANGE_MODIFIED : FB_CHANGE_CREATED, t, vpath,
+                         e->kind == OV_DIR ? 0 : e->len, e->mode, content, keep ? e->len : 0, keep, err);
+}
+
+int fb_track_mount(const fb_mountfs *fs, bool with_content, fb_change_list *out, fb_error *err)
+{
+    const ov_store *ov = fb_mountfs_upper(fs);
+    for (size_t i = 0; i < ov->n; i++) {
+        const ov_entry *e = ov->v[i];
+        /* An excluded path is never the host's to change, whatever made the entry (a request file). */
+        if (e->unreported || e->ghost || !*e->rel || fb_mountfs_excluded(fs, e->rel))
+            continue;
+        if (mount_change(fs, e, with_content, out, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- every area ---- */
+
+static int change_by_path(const void *a, const void *b)
+{
+    return strcmp(((const fb_change *)a)->path, ((const fb_change *)b)->path);
+}
+
+void fb_track_sort(fb_change_list *l)
+{
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof *l->v, change_by_path);
 }

@@ -27,10 +27,9 @@
 #include <unistd.h>
 
 #include "net/proxy.h"
-#include "sandbox/sandbox.h"
 
 #define PROXY_URL_HOSTPORT "127.0.0.1:3128"
-_Static_assert(FB_SANDBOX_PROXY_PORT == 3128, "fb_proxy_env names the port the sandbox listens on");
+_Static_assert(FB_PROXY_PORT == 3128, "PROXY_URL_HOSTPORT names FB_PROXY_PORT");
 #define LINGER_MS 2000
 #define REASON_MAX 320
 #define ACCEPTS_PER_ROUND 16

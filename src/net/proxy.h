@@ -5,9 +5,9 @@
  * checks every destination against the policy before and after resolution, connects from the host's
  * network namespace and relays bytes. Every allowed and refused connection is logged.
  *
- * The listening socket is the one the sandbox's init opened on 127.0.0.1:FB_SANDBOX_PROXY_PORT inside
- * the call's network namespace (fb_sandbox_spec.proxy_listen): connections accepted on it come from
- * the sandbox only. */
+ * The listening socket is the one the sandbox's init opened on 127.0.0.1:FB_PROXY_PORT inside the call's
+ * network namespace (core asks the sandbox for it): connections accepted on it come from the sandbox
+ * only. net/ knows nothing of the sandbox; the caller hands the socket over (fb_proxy_on_listen). */
 #ifndef FB_NET_PROXY_H
 #define FB_NET_PROXY_H
 #include <stdbool.h>
@@ -17,6 +17,9 @@
 #include "net/policy.h"
 #include "util/error.h"
 
+/* The port fb_proxy_env names. The sandbox's listener must be on it (FB_SANDBOX_PROXY_PORT in
+ * sandbox/sandbox.h; neither layer includes the other, so the caller that joins them checks they agree). */
+#define FB_PROXY_PORT 3128
 #define FB_PROXY_MAX_CONNS 64          /* concurrent connections; more are accepted and closed (logged) */
 #define FB_PROXY_BUF_BYTES 16384U     /* per direction per connection */
 #define FB_PROXY_HEAD_BYTES 8192U      /* an HTTP request head / SOCKS5 handshake */
@@ -57,9 +60,9 @@ bool fb_proxy_log_at(const fb_proxy *p, size_t i, fb_proxy_log_entry *out);
 size_t fb_proxy_log_dropped(const fb_proxy *p);
 void fb_proxy_free(fb_proxy *p); /* stops first if needed */
 
-/* Glue for fb_sandbox_spec (sandbox/sandbox.h): set .proxy_listen, .on_proxy = fb_proxy_on_listen and
- * .proxy_ctx = &call; after the run, call.proxy (NULL if the sandbox never got that far) is the caller's
- * to stop, read and free. */
+/* The listening socket's hand-over, shaped as the sandbox's on_proxy callback (a plain function pointer,
+ * sandbox/sandbox.h): set .proxy_listen, .on_proxy = fb_proxy_on_listen and .proxy_ctx = &call; after the
+ * run, call.proxy (NULL if the sandbox never got that far) is the caller's to stop, read and free. */
 typedef struct fb_proxy_call {
     const fb_net_policy *policy;
     fb_proxy_check check;   /* optional */

@@ -11,6 +11,9 @@
 
 #define FB_INNER_UID 1000 /* the sandboxed user's id inside; never 0 */
 #define FB_INNER_GID 1000
+/* A set-up failure report from inside the sandbox ("E<type>: <message>", then the program's wait status).
+ * The sandbox's own caps live here, not in core/limits.h: lower layers do not include core/. */
+#define FB_SANDBOX_MAX_SETUP_MSG 2048
 
 /* userns.c */
 typedef struct fb_idmap {
@@ -39,10 +42,19 @@ int fb_landlock_apply(const fb_sandbox_spec *spec, fb_error *err);
  * outcome order) when spec->keep_scratch. Does not enter the workdir: a FUSE workdir must be served first. */
 int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scratch_fds, size_t *nscratch,
                     fb_error *err);
-int fb_net_loopback_up(fb_error *err);                                 /* [child] */
 /* [child] The program, after fb_userns_lock_mounts: /proc becomes read-only (the root is writable, and
  * Landlock's rights on it reach beneath /proc). */
 int fb_rootfs_seal_proc(fb_error *err);
+
+/* netns.c: the call's network namespace, from inside (docs/internals/network.md). */
+extern const char fb_netns_hosts[];  /* /etc/hosts (rootfs.c writes it): the names that live on lo */
+extern const size_t fb_netns_hosts_len;
+/* [child] init's network step: lo up (nothing else; test builds without the namespace skip it). */
+int fb_netns_up(fb_error *err);
+/* [child] The proxy's listening socket: TCP on 127.0.0.1:FB_SANDBOX_PROXY_PORT, opened here, in the call's
+ * network namespace, so that it is reachable from inside only; the supervisor accepts on it from outside
+ * (a socket stays in the namespace it was created in, whoever holds it). Brings lo up first. */
+int fb_netns_proxy_listener(int *fd, fb_error *err);
 
 /* seccomp.c: compiled in the parent (libseccomp allocates), loaded in the child. */
 typedef struct fb_bpf {

@@ -23,8 +23,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sandbox/defences.h"
 #include "sandbox/internal.h"
+#include "util/defences.h"
 
 /* Debian 12's <linux/landlock.h> stops at ABI 2; the values below are the kernel's uapi (stable ABI). */
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE

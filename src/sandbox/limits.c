@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "sandbox/internal.h"
-#include "sandbox/defences.h"
+#include "util/defences.h"
 #include "util/fd.h"
 
 #define CGROOT "/sys/fs/cgroup"

@@ -7,19 +7,16 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
-#include "sandbox/defences.h"
+#include "util/defences.h"
 #include "util/fd.h"
 
 #define NEWROOT "/tmp" /* mount point (in our private mount namespace) where the root is assembled */
@@ -48,7 +45,6 @@ static const char k_passwd[] = "root:x:0:0:root:/root:/usr/sbin/nologin\n"
                                "sandbox:x:1000:1000:fnbox sandbox:/workspace:/bin/sh\n"
                                "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
 static const char k_group[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
-static const char k_hosts[] = "127.0.0.1\tlocalhost fnbox\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 static const char k_nsswitch[] = "passwd: files\ngroup: files\nhosts: files\n";
 
 static bool at_or_under(const char *path, const char *root)
@@ -261,7 +257,7 @@ static int build_etc(fb_error *err)
 {
     if (write_root_file("/etc/passwd", k_passwd, sizeof k_passwd - 1, 0644, err) < 0 ||
         write_root_file("/etc/group", k_group, sizeof k_group - 1, 0644, err) < 0 ||
-        write_root_file("/etc/hosts", k_hosts, sizeof k_hosts - 1, 0644, err) < 0 ||
+        write_root_file("/etc/hosts", fb_netns_hosts, fb_netns_hosts_len, 0644, err) < 0 ||
         write_root_file("/etc/hostname", "fnbox\n", 6, 0644, err) < 0 ||
         write_root_file("/etc/nsswitch.conf", k_nsswitch, sizeof k_nsswitch - 1, 0644, err) < 0)
         return -1;
@@ -519,23 +515,4 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
             return -1;
     }
     return enter_root(err);
-}
-
-int fb_net_loopback_up(fb_error *err)
-{
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return FAIL("socket for loopback");
-    struct ifreq ifr;
-    memset(&ifr, 0, sizeof ifr);
-    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-    int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
-    if (rc == 0) {
-        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-        rc = ioctl(s, SIOCSIFFLAGS, &ifr);
-    }
-    int saved = errno;
-    close(s);
-    errno = saved;
-    return rc < 0 ? FAIL("bring up loopback") : 0;
 }

@@ -24,9 +24,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sandbox/defences.h"
 #include "sandbox/internal.h"
 #include "util/buf.h"
+#include "util/defences.h"
 #include "util/fd.h"
 
 /* The library build (Makefile: FB_SECCOMP_EMBEDDED) includes the program tools/seccomp_gen.c printed from

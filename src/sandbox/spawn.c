@@ -30,7 +30,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <linux/sched.h>
-#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,9 +43,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/limits.h"
 #include "sandbox/internal.h"
-#include "sandbox/defences.h"
+#include "util/defences.h"
 #include "util/fd.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -71,7 +69,7 @@ typedef struct child_ctx {
 
 static __attribute__((noreturn)) void child_fail(int report_fd, const fb_error *err)
 {
-    char msg[FB_MAX_SETUP_MSG];
+    char msg[FB_SANDBOX_MAX_SETUP_MSG];
     int n = snprintf(msg, sizeof msg, "E%s: %s", fb_errkind_name(err->kind), err->message);
     /* with its NUL: when the program fails, init appends the program's wait status ("S<int>") after it */
     if (n > 0)
@@ -221,25 +219,6 @@ static int open_fuse_devices(const fb_sandbox_spec *spec, int *fds, fb_error *er
 
 #define MAX_PASSED_FDS (FB_SANDBOX_MAX_FUSE + 1 + FB_SANDBOX_MAX_SCRATCH) /* FUSE, proxy, scratch roots */
 
-/* [child] The proxy's listening socket: TCP on 127.0.0.1:FB_SANDBOX_PROXY_PORT, opened here, in the call's
- * network namespace, so that it is reachable from inside only; the supervisor accepts on it from outside
- * (a socket stays in the namespace it was created in, whoever holds it). Loopback must be up to bind
- * 127.0.0.1 (the kernel assigns it when lo comes up); init brings it up again later, which is harmless.
- * No SO_REUSEPORT: nothing in the sandbox can bind the same port and steal connections. */
-static int open_proxy_listener(int *fd, fb_error *err)
-{
-    if (fb_net_loopback_up(err) < 0)
-        return -1;
-    *fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (*fd < 0)
-        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "proxy socket");
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(FB_SANDBOX_PROXY_PORT),
-                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (bind(*fd, (const struct sockaddr *)&sin, sizeof sin) < 0 || listen(*fd, 64) < 0)
-        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "proxy socket on 127.0.0.1:%d", FB_SANDBOX_PROXY_PORT);
-    return 0;
-}
-
 /* Hands the FUSE connections, the proxy's socket and the scratch roots to the parent in one message
  * ('f' + SCM_RIGHTS), in that order. */
 static int send_fds(int sock, const int *fds, size_t n, fb_error *err)
@@ -269,7 +248,7 @@ static int prepare_root(const child_ctx *c, fb_error *err)
     const fb_sandbox_spec *spec = c->spec;
     int fds[MAX_PASSED_FDS];
     size_t nscratch = 0, nproxy = spec->proxy_listen ? 1 : 0;
-    if (nproxy && open_proxy_listener(&fds[spec->nfuse], err) < 0)
+    if (nproxy && fb_netns_proxy_listener(&fds[spec->nfuse], err) < 0)
         return -1;
     if (fb_rootfs_build(spec, c->fuse_fds, fds + spec->nfuse + nproxy, &nscratch, err) < 0)
         return -1;
@@ -358,7 +337,7 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "sethostname");
         child_fail(c->report_w, &err);
     }
-    if (prepare_root(c, &err) < 0 || (!fb_defence_disabled("netns") && fb_net_loopback_up(&err) < 0))
+    if (prepare_root(c, &err) < 0 || fb_netns_up(&err) < 0)
         child_fail(c->report_w, &err);
     if (c->await_cgroup && (read(c->sync_fd, &go, 1) != 1 || go != 'j'))
         _exit(126); /* the parent could not move us into the call's cgroup: it reports why */
@@ -582,7 +561,7 @@ static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const
         fb_close(&f->input[1]);
     if (receive_fds(spec, f->sync[1], f->pidfd, out, err) < 0)
         return -1;
-    char report[FB_MAX_SETUP_MSG] = "";
+    char report[FB_SANDBOX_MAX_SETUP_MSG] = "";
     int st = -1;
     fb_supervise_io io = {.init_pid = pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
                           .report_fd = f->report[0], .cancel_fd = spec->cancel_fd, .started_fd = f->sync[1],

@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sandbox/defences.h"
 #include "sandbox/internal.h"
+#include "util/defences.h"
 #include "util/fd.h"
 
 enum { SV_OUT, SV_ERR, SV_REPORT, SV_PID, SV_CANCEL, SV_STARTED, SV_INPUT, SV_N };

@@ -11,8 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sandbox/defences.h"
 #include "sandbox/internal.h"
+#include "util/defences.h"
 #include "util/fd.h"
 
 #define FB_NOBODY 65534

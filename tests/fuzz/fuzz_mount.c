@@ -42,8 +42,9 @@ static void lookup(const fb_mount_config *m, const char *vpath)
     size_t n = strlen(d->virtual_path);
     FUZZ_CHECK(strncmp(vpath, d->virtual_path, n) == 0, "'%s' is not under %s", vpath, d->virtual_path);
     FUZZ_CHECK(rel != NULL, "no rel for '%s'", vpath);
-    /* Callers pass normalized paths (sync.c checks first, workspace.c normalizes): only there is "never a
-     * leading slash" promised; "/data//x" gives "/x", which fb_rules_allows denies as an invalid path. */
+    /* Callers pass normalized paths (sync.c checks first, core/request_files.c normalizes): only there is
+     * "never a leading slash" promised; "/data//x" gives "/x", which fb_rules_allows denies as an invalid
+     * path. */
     if (!strstr(vpath, "//"))
         FUZZ_CHECK(rel[0] != '/', "rel '%s' of '%s'", rel, vpath);
     for (int op = 0; op < FB_OP_COUNT; op++) {

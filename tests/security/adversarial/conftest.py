@@ -43,7 +43,7 @@ from .attacklib import AttackSucceeded, token  # noqa: E402
 
 ALL = ("python", "javascript", "ruby", "php", "c")
 
-# The defence names (the FNBOX_DISABLE_DEFENCES vocabulary of src/sandbox/defences.h).
+# The defence names (the FNBOX_DISABLE_DEFENCES vocabulary of src/util/defences.h).
 DEFENCE_NAMES = {
     "seccomp": "the seccomp allowlist (src/sandbox/seccomp.c)",
     "landlock": "Landlock: execute rights, path rights, signal and abstract-socket scoping",

@@ -30,6 +30,12 @@
 
 #include "call_testlib.h"
 #include "fnbox.h"
+#include "net/proxy.h"
+#include "sandbox/sandbox.h"
+
+/* The proxy's environment (net/) names the port the sandbox's init listens on (sandbox/); neither layer
+ * includes the other, so the two constants are held together here, where the network tests join them. */
+_Static_assert(FB_PROXY_PORT == FB_SANDBOX_PROXY_PORT, "fb_proxy_env must name the sandbox's proxy port");
 
 /* ---- what the callbacks were asked, and how they answer ---- */
 

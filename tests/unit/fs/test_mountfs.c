@@ -32,6 +32,7 @@
 #include <jansson.h>
 
 #include "fs/mountfs.h"
+#include "fs/track.h"
 #include "request/mount.h"
 
 #define WATCHDOG_S 60 /* a server that stops answering would hang the test on its next syscall */
@@ -261,8 +262,9 @@ static void changes_text(fb_mountfs *fs, bool with_content, char *out, size_t ca
 {
     fb_change_list l = {0};
     fb_error err = {0};
-    if (fb_mountfs_changes(fs, with_content, &l, &err) < 0)
+    if (fb_track_mount(fs, with_content, &l, &err) < 0) /* fs/track.c reads the stopped server's view */
         fail_msg("changes: %s", err.message);
+    fb_track_sort(&l);
     size_t o = 0;
     out[0] = '\0';
     for (size_t i = 0; i < l.n; i++) {

@@ -4,7 +4,12 @@
  * an identical rewrite is no change; symlinks are reported as symlinks and never followed (a link to a
  * directory outside the root is not walked); mount points (skip) are neither walked nor reported;
  * max_entries bounds the walk. Plus the cases the table cannot express: a FIFO left behind (tracking must
- * not block on it), a directory replaced by a file or a link. */
+ * not block on it), a directory replaced by a file or a link.
+ * The mount side (fb_track_mount), table-driven too: a host tree is written, a mount view opened on it
+ * (fs/mountfs.h, not served), its upper layer given entries as the FUSE operations would leave them
+ * (fs/overlay.h), and the change list must say what differs from the host now: content, mode or type;
+ * deletions only over what the host has; an identical copy, a request file left alone, what was made under
+ * "virtual"/"ignore" and excluded paths are no change. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -23,7 +28,13 @@
 
 #include <cmocka.h>
 
+#include <jansson.h>
+
+#include "request/mount.h"
 #include "fs/change.h"
+#include "fs/mount.h"
+#include "fs/mountfs.h"
+#include "fs/overlay.h"
 #include "fs/track.h"
 
 #define VROOT "/workspace"
@@ -589,6 +600,154 @@ static void test_dir_replaced(void **state)
     }
 }
 
+/* ---- mounts: the upper layer against the host ---- */
+
+#define MVROOT "/data"
+
+/* An upper-layer step, as the FUSE operations leave the view: "u rel content" (a file, 0644), "U rel
+ * content" (a file, 0600), "D rel" (a directory), "L rel target" (a symlink), "W rel" (a whiteout),
+ * "v rel content" (a file made under onPermissionDenied "virtual"), "g rel content" (an "ignore" ghost),
+ * "q rel content" (a request file, fb_mountfs_add_file), "a rel content" (new content for an existing
+ * entry, as a write does). */
+static void apply_upper(fb_mountfs *fs, const char *step)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", step);
+    char op = buf[0];
+    char *rel = buf + 2;
+    char *arg = strchr(rel, ' ');
+    if (arg)
+        *arg++ = '\0';
+    size_t len = arg ? strlen(arg) : 0;
+    /* the test stands in for the server thread, which is the view's only writer */
+    ov_store *ov = (ov_store *)fb_mountfs_upper(fs);
+    fb_error err = {0};
+    ov_entry *e = NULL;
+    switch (op) {
+    case 'q':
+        assert_int_equal(fb_mountfs_add_file(fs, rel, arg, len, &err), 0);
+        return;
+    case 'a':
+        e = ov_find(ov, rel);
+        assert_non_null(e);
+        break;
+    case 'D':
+        assert_non_null(ov_put(ov, rel, OV_DIR, 0755));
+        return;
+    case 'W':
+        assert_non_null(ov_put(ov, rel, OV_WHITEOUT, 0));
+        return;
+    default:
+        e = ov_put(ov, rel, op == 'L' ? OV_SYMLINK : OV_FILE, op == 'L' ? 0777 : op == 'U' ? 0600 : 0644);
+        assert_non_null(e);
+        e->unreported = op == 'v' || op == 'g';
+        e->ghost = op == 'g';
+    }
+    assert_int_equal(ov_set_data(ov, e, arg, len), 0);
+}
+
+typedef struct mount_case {
+    const char *label;
+    stepv host[6];         /* steps on the host tree (as apply: w, x, d, l) before the view opens */
+    stepv upper[6];        /* apply_upper steps */
+    const char *want[6];   /* as in track_case, paths under MVROOT */
+    bool no_content;
+} mount_case;
+
+static const mount_case mount_cases[] = {
+    {"nothing made", {"w a.txt alpha"}, {NULL}, {NULL}, false},
+    {"a new file", {NULL}, {"u new.txt abc"}, {"created file /data/new.txt 3 644 =abc"}, false},
+    {"a new file with its mode", {NULL}, {"U p.txt s3cret"}, {"created file /data/p.txt 6 600 =s3cret"}, false},
+    {"a copy identical to the host is no change", {"w a.txt alpha"}, {"u a.txt alpha"}, {NULL}, false},
+    {"an empty copy of an empty file", {"w e "}, {"u e "}, {NULL}, false},
+    {"modified content", {"w a.txt alpha"}, {"u a.txt ALPHA"}, {"modified file /data/a.txt 5 644 =ALPHA"}, false},
+    {"modified mode only", {"w a.txt alpha"}, {"U a.txt alpha"}, {"modified file /data/a.txt 5 600 =alpha"},
+     false},
+    {"a whiteout over a host file: deleted, its size", {"w a.txt alpha"}, {"W a.txt"},
+     {"deleted file /data/a.txt 5 0 -"}, false},
+    {"a whiteout over a host directory", {"d sub"}, {"W sub"}, {"deleted directory /data/sub 0 0 -"}, false},
+    {"a whiteout over nothing on the host", {NULL}, {"W gone"}, {NULL}, false},
+    {"a directory the host has", {"d sub"}, {"D sub"}, {NULL}, false},
+    {"a new directory with a file", {NULL}, {"D n", "u n/f ff"},
+     {"created directory /data/n 0 755 -", "created file /data/n/f 2 644 =ff"}, false},
+    {"a directory where the host has a file", {"w x file"}, {"D x"}, {"modified directory /data/x 0 755 -"},
+     false},
+    {"a symlink", {NULL}, {"L ln some/target"}, {"created symlink /data/ln 11 777 =some/target"}, false},
+    {"a symlink the host has, same target", {"l ln t"}, {"L ln t"}, {NULL}, false},
+    {"a symlink the host has, another target", {"l ln t"}, {"L ln u"}, {"modified symlink /data/ln 1 777 =u"},
+     false},
+    {"made under virtual / ignore: never reported", {"w a.txt alpha"}, {"v v.txt x", "g g.txt y", "v a.txt z"},
+     {NULL}, false},
+    {"a request file left alone", {NULL}, {"q in/r.txt req"}, {NULL}, false},
+    {"a request file rewritten", {NULL}, {"q r.txt req", "a r.txt REQ"}, {"created file /data/r.txt 3 644 =REQ"},
+     false},
+    {"a request file over a host file, left alone", {"w r.txt host"}, {"q r.txt req"}, {NULL}, false},
+    {"excluded paths are never the host's to change", {NULL}, {"u secret new", "D x", "u x/secret s"},
+     {"created directory /data/x 0 755 -"}, false},
+    {"without contents", {"w a.txt alpha"}, {"u a.txt beta", "u n.txt new", "L ln t"},
+     {"created file /data/n.txt 3 644 -", "created symlink /data/ln 1 777 -", "modified file /data/a.txt 4 644 -"},
+     true},
+};
+
+static void open_view(fb_mount_config *cfg, fb_mountfs **fs)
+{
+    char text[512];
+    snprintf(text, sizeof text, "{\"dirs\": {\"" MVROOT "\": \"%s\"}, \"permissions\": {\"exclude\": [\"secret\"]},"
+             " \"security\": {\"followSymlinks\": true}}", g_root);
+    json_error_t jerr;
+    json_t *j = json_loads(text, 0, &jerr);
+    assert_non_null(j);
+    fb_error err = {0};
+    if (fb_mount_config_parse(j, "mount", cfg, &err) < 0)
+        fail_msg("mount config: %s", err.message);
+    json_decref(j);
+    if (fb_mountfs_open(cfg, &cfg->dirs[0], 1 << 20, fs, &err) < 0)
+        fail_msg("mountfs: %s", err.message);
+}
+
+static void test_mount_table(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof mount_cases / sizeof *mount_cases; c++) {
+        const mount_case *mc = &mount_cases[c];
+        clear_root();
+        for (size_t i = 0; i < 6 && mc->host[i]; i++)
+            apply(mc->host[i]);
+        fb_mount_config cfg;
+        fb_mountfs *fs;
+        open_view(&cfg, &fs);
+        for (size_t i = 0; i < 6 && mc->upper[i]; i++)
+            apply_upper(fs, mc->upper[i]);
+        fb_change_list out = {0};
+        fb_error err = {0};
+        assert_int_equal(fb_track_mount(fs, !mc->no_content, &out, &err), 0);
+        size_t nwant = 0;
+        while (nwant < 6 && mc->want[nwant])
+            nwant++;
+        check_changes(mc->label, &out, mc->want, nwant);
+        fb_change_list_free(&out);
+        fb_mountfs_free(fs);
+        fb_mount_config_free(&cfg);
+    }
+}
+
+/* Both areas end in one list, sorted by path (the result's order, and sync's input order). */
+static void test_sort(void **state)
+{
+    (void)state;
+    fb_change_list l = {0};
+    fb_error err = {0};
+    static const char *const paths[] = {"/tmp/b", "/data/z", "/a", "/data/a/b", "/data/a"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+        assert_int_equal(fb_change_add(&l, FB_CHANGE_CREATED, FB_FILE_REGULAR, paths[i], 0, 0644, NULL, 0, false,
+                                       &err), 0);
+    fb_track_sort(&l);
+    static const char *const want[] = {"/a", "/data/a", "/data/a/b", "/data/z", "/tmp/b"};
+    for (size_t i = 0; i < l.n; i++)
+        assert_string_equal(l.v[i].path, want[i]);
+    fb_change_list_free(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,6 +758,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_baseline_parents, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fifo_does_not_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dir_replaced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mount_table, setup, teardown),
+        cmocka_unit_test(test_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,9 +4,10 @@
  * Only a build made with -DFB_DEFENCE_SWITCHES honours them (`make BUILD=build-weak
  * CFLAGS=-DFB_DEFENCE_SWITCHES`); it reads FNBOX_DISABLE_DEFENCES, a comma-separated list of names
  * ("seccomp", "landlock", "netns", "pids", "memory", "env", "mountfs-rules", ...). In every other build
- * fb_defence_disabled is constant false and the variable is never read. */
-#ifndef FB_SANDBOX_DEFENCES_H
-#define FB_SANDBOX_DEFENCES_H
+ * fb_defence_disabled is constant false and the variable is never read. In util/ because every layer has
+ * defences to switch off (sandbox/, fs/, core/), and util/ is the one they may all include. */
+#ifndef FB_UTIL_DEFENCES_H
+#define FB_UTIL_DEFENCES_H
 #include <stdbool.h>
 
 /* [child]-safe: no allocation. */

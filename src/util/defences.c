@@ -1,5 +1,5 @@
 /* Test-only defence switches (see defences.h). */
-#include "sandbox/defences.h"
+#include "util/defences.h"
 
 #ifdef FB_DEFENCE_SWITCHES
 #include <stdlib.h>
