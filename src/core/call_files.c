@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "core/limits.h"
+#include "request/limits.h"
 
 /* fs/ does not include sandbox/: the stage's own cap must fit what the sandbox passes out. */
 _Static_assert(FB_WORKSPACE_MAX_MOUNTS <= FB_SANDBOX_MAX_FUSE, "each mount is one FUSE connection");

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/limits.h"
+#include "request/limits.h"
 #include "fnbox.h"
 #include "lang/compile_cache.h"
 #include "sandbox/sandbox.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/limits.h"
+#include "request/limits.h"
 #include "util/utf8.h"
 
 /* The host's callbacks (fnbox_call_options) decide each requested env key and command before anything

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/limits.h"
+#include "request/limits.h"
 #include "core/result.h"
 #include "fnbox.h"
 #include "lang/jsonschema.h"

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "core/compile.h"
-#include "core/limits.h"
+#include "request/limits.h"
 #include "request/request.h"
 #include "fs/workspace.h"
 #include "lang/plan.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "core/limits.h"
+#include "request/limits.h"
 #include "util/defences.h"
 #include "util/utf8.h"
 

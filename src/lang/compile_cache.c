@@ -10,7 +10,7 @@
  * running `gcc --version` on every call). A hit is verified against the header (a truncated or corrupted
  * entry is deleted and rebuilt) and touched (mtime = last use). An entry is written to a unique temporary
  * name and renamed into place, so concurrent first calls each compile and the last rename wins with an
- * equally valid program. After a write the directory is pruned to its bounds (core/limits.h's
+ * equally valid program. After a write the directory is pruned to its bounds (request/limits.h's
  * FB_CACHE_MAX_ENTRIES / FB_CACHE_MAX_BYTES, passed in), least recently used first.
  *
  * SHA-256 is nettle's, not OpenSSL's: loading and initialising libcrypto cost ~1.3 ms per call, a quarter

@@ -11,7 +11,7 @@
 
 #define FB_CACHE_KEY_SIZE 65 /* 64 hex digits of SHA-256 and a NUL */
 
-/* The bounds the cache keeps (core/limits.h's FB_CACHE_*, passed in by the caller). */
+/* The bounds the cache keeps (request/limits.h's FB_CACHE_*, passed in by the caller). */
 typedef struct fb_cache_bounds {
     uint64_t max_entries;    /* entries in the directory; least recently used out first */
     uint64_t max_bytes;      /* their total size */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/limits.h"
+#include "request/limits.h"
 #include "request/mount.h"
 #include "util/json.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "util/base64.h"
-#include "core/limits.h"
+#include "request/limits.h"
 #include "fs/change.h"
 #include "request/mount.h"
 #include "util/json.h"

@@ -12,7 +12,7 @@
 #define FB_INNER_UID 1000 /* the sandboxed user's id inside; never 0 */
 #define FB_INNER_GID 1000
 /* A set-up failure report from inside the sandbox ("E<type>: <message>", then the program's wait status).
- * The sandbox's own caps live here, not in core/limits.h: lower layers do not include core/. */
+ * The sandbox's own caps live here, not in request/limits.h: the sandbox does not include the layers above it. */
 #define FB_SANDBOX_MAX_SETUP_MSG 2048
 
 /* userns.c */

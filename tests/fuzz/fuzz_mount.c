@@ -42,7 +42,7 @@ static void lookup(const fb_mount_config *m, const char *vpath)
     size_t n = strlen(d->virtual_path);
     FUZZ_CHECK(strncmp(vpath, d->virtual_path, n) == 0, "'%s' is not under %s", vpath, d->virtual_path);
     FUZZ_CHECK(rel != NULL, "no rel for '%s'", vpath);
-    /* Callers pass normalized paths (sync.c checks first, core/request_files.c normalizes): only there is
+    /* Callers pass normalized paths (sync.c checks first, request/files.c normalizes): only there is
      * "never a leading slash" promised; "/data//x" gives "/x", which fb_rules_allows denies as an invalid
      * path. */
     if (!strstr(vpath, "//"))

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "../alloc_fail.h"
-#include "core/limits.h"
+#include "request/limits.h"
 #include "request/request.h"
 #include "fs/rules.h"
 #include "util/json.h"

@@ -1,12 +1,12 @@
 /* The request's `files`, decoded (see request_files.h). */
-#include "core/request_files.h"
+#include "request/files.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/limits.h"
+#include "request/limits.h"
 #include "util/base64.h"
 
 #define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)

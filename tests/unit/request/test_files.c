@@ -1,4 +1,4 @@
-/* The request's `files`, decoded (core/request_files.h), table-driven: text and base64 contents (NULs
+/* The request's `files`, decoded (request/files.h), table-driven: text and base64 contents (NULs
  * kept), relative names under the workdir, absolute ones as given, in the object's order; refusals are
  * InvalidRequest naming the entry (empty name, '.', '..' or empty parts, a part over 255 bytes, control
  * characters, a content that is neither a string nor {"base64"}, bad base64, more bytes in all than the
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "core/request_files.h"
+#include "request/files.h"
 
 typedef struct want_file {
     const char *path;

@@ -1,6 +1,6 @@
 /* Every cap of a call that a request may set or hit, in one place. Per-call values are clamped by the FB_MAX_*
  * ones. The caps of a lower layer's own protocol stay in its header (sandbox/internal.h, net/proxy.h,
- * fs/glob.h, ...): sandbox/, fs/ and net/ do not include core/. */
+ * fs/glob.h, ...): sandbox/, fs/ and net/ include neither request/ nor core/. */
 #ifndef FB_LIMITS_H
 #define FB_LIMITS_H
 
