@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sync_report.h"
 #include "util/base64.h"
 #include "util/utf8.h"
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fnbox.h"
+#include "core/sync_report.h"
 #include "fs/sync.h"
 #include "request/sync.h"
 #include "util/json.h"

@@ -14,7 +14,6 @@
  * are reached through resolve.c only (no symlink followed anywhere; never outside the mount root). */
 #ifndef FB_FS_SYNC_H
 #define FB_FS_SYNC_H
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -87,15 +86,5 @@ void fb_sync_report_free(fb_sync_report *rep);
 const char *fb_sync_state_name(fb_sync_state s); /* "notAttempted", "synced", "failed", "skipped", "rolledBack" */
 const char *fb_sync_on_error_name(fb_sync_on_error e); /* "rollback", "continue", "abort" */
 
-/* The report as the result's `files.sync` / `fnbox sync` prints it:
- *   {"success": bool, "synced": [path...], "failed": [{path, error}...], "skipped": [{path, reason[, rule]}...],
- *    "notAttempted": [path...], "rolledBack": bool, "undone": [path...], "onError": "rollback|continue|abort",
- *    "details": [{path, realPath, type, kind, status, operation?, error?, reason?, rule?}...],
- *    "deniedByPermissions": n, "message": "..."}
- * success is true when no change failed and no undo step failed. A skip by a rule or the host's callback
- * also has rule and operation (deniedByPermissions counts them); message says in one sentence what
- * reached the host ("nothing was written: the mount's permissions refused all 2 changes (...)"). Paths that are not valid UTF-8 are
- * shown with U+FFFD in place of the bad bytes. NULL on allocation failure. */
-json_t *fb_sync_report_json(const fb_sync_report *rep);
 
 #endif

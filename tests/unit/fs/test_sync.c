@@ -21,6 +21,7 @@
 #include "fs/change.h"
 #include "request/mount.h"
 #include "fs/resolve.h"
+#include "core/sync_report.h"
 #include "fs/sync.h"
 
 static char g_top[64];       /* per test: a fresh temp dir holding data/, database/, outside/ */
