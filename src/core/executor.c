@@ -3,10 +3,10 @@
  *   host       core/host       the caller's callbacks decide the requested env keys and commands
  *   network    net/policy      permissions.network as the proxy's policy
  *   plan       lang/plan       function, signature, normalized arguments (the language's driver)
- *   workspace  core/workspace  stage the files, open the mounts
+ *   workspace  fs/workspace    stage the files, open the mounts (core/call_files configures it)
  *   compile    core/compile    C and C++ only: the program, from the cache or a compiler sandbox
  *   launch     core/launch     argv, environment, files and input of the call; run in the sandbox
- *   result     core/result     judge the outcome; then the workspace collects, syncs and reports
+ *   result     core/result     judge the outcome; fs/ collects and syncs; core/result_files reports
  * and one ExecutionResult JSON comes out, also when a stage fails (fail_result). */
 #include <errno.h>
 #include <stddef.h>

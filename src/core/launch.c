@@ -46,7 +46,7 @@ static int env_put(const char **envp, size_t *e, const char *kv, fb_error *err)
 }
 
 /* The function's whole environment: fnbox's minimal one, the driver's, then the request's permissions.env
- * (which may replace the first two only under allowAllEnv: core/permissions.c refuses reserved keys
+ * (which may replace the first two only under allowAllEnv: request/permissions.c refuses reserved keys
  * otherwise). Nothing comes from fnbox's own environment. */
 static const char *const k_base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
                                          "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};

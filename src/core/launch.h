@@ -29,7 +29,7 @@ typedef struct fb_launch {
     size_t input_len;
 } fb_launch;
 
-/* The request's limits (defaults filled in by core/request.c) as the sandbox takes them. */
+/* The request's limits (defaults filled in by request/request.c) as the sandbox takes them. */
 void fb_launch_limits(const fb_request *req, fb_sandbox_limits *lim);
 /* Builds what runs for the call planned by plan: the interpreter of req->lang, or prog when the language
  * is compiled. Errors: "KernelFeatureMissing" (no runtime), "OutOfMemory", "InternalError" (too many

@@ -45,7 +45,7 @@
 #define FB_DEFAULT_RESULT_BYTES (16ULL * FB_MiB)  /* result channel; more is a ResultTooLarge error */
 #define FB_MAX_RESULT_BYTES (256ULL * FB_MiB)
 
-/* Permissions (core/permissions.h) */
+/* Permissions (request/permissions.h) */
 #define FB_MAX_ENV_VARS 256                       /* permissions.env entries */
 #define FB_MAX_ENV_BYTES 131072                   /* their "KEY=value" strings together (128 KiB) */
 #define FB_MAX_EXEC_ALLOW 64                      /* permissions.childProcess commands */

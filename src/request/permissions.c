@@ -1,4 +1,4 @@
-/* Decoding `permissions` (core/permissions.h). Every rejection is an "InvalidRequest" whose message starts
+/* Decoding `permissions` (request/permissions.h). Every rejection is an "InvalidRequest" whose message starts
  * with the JSON path of the offending value. */
 #include "request/permissions.h"
 

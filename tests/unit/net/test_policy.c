@@ -343,7 +343,7 @@ static void test_limits_and_any(void **state)
     assert_false(fb_net_policy_allows(NULL, "a.com", 80, NULL, NULL, 0));
 }
 
-/* core/permissions.c hands over already-split values: the same policy, the same refusals. */
+/* request/permissions.c hands over already-split values: the same policy, the same refusals. */
 static void test_from_patterns(void **state)
 {
     (void)state;

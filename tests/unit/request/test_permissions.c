@@ -1,4 +1,4 @@
-/* `permissions` decoding (core/permissions.h): a table of valid values with what they must decode to, a
+/* `permissions` decoding (request/permissions.h): a table of valid values with what they must decode to, a
  * table of invalid ones with the field the InvalidRequest message must start with, the reserved-key list,
  * preset composition, and command resolution against a scratch directory of our own.
  * Table JSON is written with ' for " (q() swaps them). */

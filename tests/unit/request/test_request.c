@@ -1,4 +1,4 @@
-/* Request decoding (core/request.h): a table of valid requests (flat v0.1 and nested v0.2 shapes) with the
+/* Request decoding (request/request.h): a table of valid requests (flat v0.1 and nested v0.2 shapes) with the
  * fields they must decode to, a table of invalid requests with the field the InvalidRequest message must
  * name, then edge cases built in code (size and depth limits, big numbers, index bounds) and an
  * allocation-failure pass (every jansson allocation failed in turn).
@@ -262,7 +262,7 @@ static const valid_case valid_cases[] = {
     {"options.limits", "{'language':'js','code':'x','options':{'limits':{'pids':3}}}", .lang = "javascript",
      .limits = "{'pids':3}"},
 
-    /* ---- permissions (decoded by core/permissions.c: test_permissions.c has the details) ---- */
+    /* ---- permissions (decoded by request/permissions.c: test_permissions.c has the details) ---- */
     {"permissions: a preset name", "{'language':'py','code':'x','permissions':'allowAll'}", .lang = "python",
      .perm = "env=0 exec=any net=all fs=t"},
     {"permissions: env and a command", "{'language':'py','code':'x','permissions':{'env':{'A':'1','B':''},"
@@ -607,7 +607,7 @@ static const invalid_case invalid_cases[] = {
     {"root reporting field not boolean", "{" P ",'reporting':{'includeDenied':1}}", "reporting.includeDenied",
      "must be a boolean"},
 
-    /* ---- files and mount (their contents are checked by core/workspace.c and fs/mount.c) ---- */
+    /* ---- files and mount (their contents are decoded by request/files.c and request/mount.c) ---- */
     {"files array", "{" P ",'files':[]}", "files", "must be an object"},
     {"files string", "{" P ",'files':'a'}", "files", "must be an object"},
     {"files twice", "{" P ",'files':{},'options':{'files':{}}}", "files", "both"},
