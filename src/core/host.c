@@ -37,7 +37,8 @@ int fb_host_ask(const fb_permissions *p, const fnbox_call_options *o, fb_error *
     for (size_t i = 0; i < p->nexec_names; i++) {
         reason[0] = '\0';
         if (!o->command(o->permission_ctx, p->exec_names[i], p->exec_allow[p->exec_index[i]], reason, sizeof reason))
-            return fb_set_error(err, FB_ERR_PERMISSION_DENIED, 0, "permissions.childProcess[%zu]: command '%.64s' denied by "
+            return fb_set_error(err, FB_ERR_PERMISSION_DENIED, 0,
+                                "permissions.childProcess[%zu]: command '%.64s' denied by "
                                 "the host%s%.400s", i, p->exec_names[i], reason[0] ? ": " : "", reason);
     }
     return 0;

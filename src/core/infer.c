@@ -85,7 +85,8 @@ static int choose(const infer_input *in, const fb_sig_list *found, const char **
         *name = in->name;
         *sig = fb_sig_list_find(found, in->name);
         if (!*sig && !in->schema)
-            return fb_set_error(err, FB_ERR_FUNCTION_NOT_FOUND, 0, "functionName: no top-level function '%.64s' in the code%s%s%s",
+            return fb_set_error(err, FB_ERR_FUNCTION_NOT_FOUND, 0,
+                                "functionName: no top-level function '%.64s' in the code%s%s%s",
                                 in->name, found->nfuncs ? " (it defines " : "", list, found->nfuncs ? ")" : "");
         return 0;
     }
@@ -170,7 +171,8 @@ FNBOX_API int fnbox_infer(const char *request, size_t request_len, const char *f
     for (size_t i = 0; i < sizeof k_formats / sizeof *k_formats; i++)
         known |= strcmp(format, k_formats[i]) == 0;
     if (!known)
-        fb_set_error(&err, FB_ERR_INVALID_REQUEST, 0, "format: unknown format '%.64s' (jsonschema, openai, anthropic, mcp)",
+        fb_set_error(&err, FB_ERR_INVALID_REQUEST, 0,
+                     "format: unknown format '%.64s' (jsonschema, openai, anthropic, mcp)",
                      format);
     else if (parse_input(request, request_len, &in, &err) == 0)
         out = describe(&in, format, &err);

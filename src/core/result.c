@@ -239,7 +239,8 @@ static void from_status(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
         *exit_code = 124;
     } else if (o->cancelled) {
         set_status(r->obj, "terminated");
-        set_error(r->obj, fb_errkind_name(FB_ERR_TERMINATED), "the call was terminated before the function finished", NULL);
+        set_error(r->obj, fb_errkind_name(FB_ERR_TERMINATED), "the call was terminated before the function finished",
+                  NULL);
         *exit_code = 143;
     } else if (o->term_signal) {
         set_status(r->obj, "crash");

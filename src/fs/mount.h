@@ -1,6 +1,6 @@
-/* The request's `mount` object, decoded and checked (request/mount.c decodes it): which host directories appear where, what the
- * function may do there, how they are loaded and how changes go back. Plain data; fb_mount_config_free
- * releases everything. Rule evaluation itself lives in rules.c. */
+/* The request's `mount` object, decoded and checked (request/mount.c decodes it): which host directories
+ * appear where, what the function may do there, how they are loaded and how changes go back. Plain data;
+ * fb_mount_config_free releases everything. Rule evaluation itself lives in rules.c. */
 #ifndef FB_FS_MOUNT_H
 #define FB_FS_MOUNT_H
 #include <stdbool.h>

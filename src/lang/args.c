@@ -16,19 +16,10 @@
 
 #include "lang/lang.h"
 
-/* A mismatch reported with the language's own type (fb_arg_errors): `types` must be in scope. */
-#define COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
-#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
-
 const char *fb_arg_error_type(const fb_arg_errors *types, bool count)
 {
     const char *t = types ? (count ? types->count : types->name) : NULL;
     return t; /* NULL: fnbox's own ArgumentError (fb_set_arg_error) */
-}
-
-static const char *fname(const fb_function_sig *sig)
-{
-    return sig && sig->name ? sig->name : "function";
 }
 
 static int oom(fb_error *err)
@@ -39,6 +30,16 @@ static int oom(fb_error *err)
 static bool is_positional_kind(fb_param_kind k)
 {
     return k == FB_PARAM_POSITIONAL || k == FB_PARAM_POSITIONAL_ONLY;
+}
+
+bool fb_args_is_positional(const fb_param *p)
+{
+    return is_positional_kind(p->kind);
+}
+
+const char *fb_args_fname(const fb_function_sig *sig)
+{
+    return sig && sig->name ? sig->name : "function";
 }
 
 const fb_param *fb_args_positional(const fb_function_sig *sig, size_t i)
@@ -113,9 +114,10 @@ static int gap_error(const fb_function_sig *sig, const fb_arg_errors *types, con
         }
     }
     if (p && !p->has_default)
-        return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
-    return NAME_ERR("%s() cannot skip optional parameter '%s' to pass '%s' by name: %s, so give '%s' too", fname(sig),
-                    p && p->name ? p->name : "?", named, why, p && p->name ? p->name : "?");
+        return FB_ARGS_COUNT_ERR("%s() missing required argument '%s'", fb_args_fname(sig), p->name ? p->name : "?");
+    return FB_ARGS_NAME_ERR("%s() cannot skip optional parameter '%s' to pass '%s' by name: %s, so give '%s' too",
+                            fb_args_fname(sig),
+                            p && p->name ? p->name : "?", named, why, p && p->name ? p->name : "?");
 }
 
 int fb_args_place_named(const fb_function_sig *sig, const fb_arg_errors *types, const char *why, fb_call_args *ca,
@@ -144,7 +146,7 @@ static int fill_gap(const fb_lang_driver *lang, const fb_function_sig *sig, cons
 {
     const fb_arg_errors *types = &lang->arg_errors;
     if (!p->has_default && !lang->missing_is_undefined)
-        return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
+        return FB_ARGS_COUNT_ERR("%s() missing required argument '%s'", fb_args_fname(sig), p->name ? p->name : "?");
     /* default_text is json_dumps of the schema's value: a big number in it is util/json.h's marked string,
      * which holds a NUL, so the text is read back with JSON_ALLOW_NUL and stays that number */
     json_t *v = p->default_text ? json_loads(p->default_text, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : json_null();

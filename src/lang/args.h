@@ -51,6 +51,13 @@ int fb_normalize_php(const fb_function_sig *sig, const fb_arg_errors *types, fb_
 int fb_normalize_c(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *ca, fb_error *err);
 
 /* Steps the conventions share (args.c); sig is not NULL. */
+/* A mismatch reported with the language's own class (fb_arg_errors): `err` and `types` in scope. */
+#define FB_ARGS_COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
+#define FB_ARGS_NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
+/* The function's name for messages ("function" when the signature has none). */
+const char *fb_args_fname(const fb_function_sig *sig);
+/* Whether p is bound by position (positional or positional-only). */
+bool fb_args_is_positional(const fb_param *p);
 /* The i-th positional (or positional-only) parameter, or NULL. */
 const fb_param *fb_args_positional(const fb_function_sig *sig, size_t i);
 /* The first parameter named `name`, or NULL; *index (when index is not NULL) gets its positional index. */

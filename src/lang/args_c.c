@@ -13,18 +13,6 @@
 
 #include "lang/args.h"
 
-#define COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
-#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
-
-static const char *fname(const fb_function_sig *sig)
-{
-    return sig->name ? sig->name : "function";
-}
-
-static bool is_positional(const fb_param *p)
-{
-    return p->kind == FB_PARAM_POSITIONAL || p->kind == FB_PARAM_POSITIONAL_ONLY;
-}
 
 /* Every keyword names a parameter not given by position (placed by fb_args_place_named). */
 static int check_keywords(const fb_function_sig *sig, const fb_arg_errors *types, const fb_call_args *ca,
@@ -36,10 +24,10 @@ static int check_keywords(const fb_function_sig *sig, const fb_arg_errors *types
     json_object_foreach(ca->kwargs, key, v) {
         size_t idx = 0;
         const fb_param *p = fb_args_find(sig, key, &idx);
-        if (p && is_positional(p) && idx < nargs)
-            return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), key);
-        if (!(p && is_positional(p)) && !any_keyword)
-            return NAME_ERR("%s() got an unexpected keyword argument '%s'", fname(sig), key);
+        if (p && fb_args_is_positional(p) && idx < nargs)
+            return FB_ARGS_NAME_ERR("%s() got multiple values for parameter '%s'", fb_args_fname(sig), key);
+        if (!(p && fb_args_is_positional(p)) && !any_keyword)
+            return FB_ARGS_NAME_ERR("%s() got an unexpected keyword argument '%s'", fb_args_fname(sig), key);
     }
     return 0;
 }
@@ -52,7 +40,7 @@ static int missing(const fb_function_sig *sig, const fb_arg_errors *types, size_
     const fb_param *p = fb_args_positional(sig, i);
     while (p && p->has_default)
         p = fb_args_positional(sig, ++i);
-    return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p && p->name ? p->name : "?");
+    return FB_ARGS_COUNT_ERR("%s() missing required argument '%s'", fb_args_fname(sig), p && p->name ? p->name : "?");
 }
 
 int fb_normalize_c(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *ca, fb_error *err)
@@ -63,8 +51,8 @@ int fb_normalize_c(const fb_function_sig *sig, const fb_arg_errors *types, fb_ca
     bool variadic = false, any_keyword = false;
     for (size_t j = 0; j < sig->nparams; j++) {
         const fb_param *p = &sig->params[j];
-        npos += is_positional(p);
-        nreq += is_positional(p) && !p->has_default;
+        npos += fb_args_is_positional(p);
+        nreq += fb_args_is_positional(p) && !p->has_default;
         variadic |= p->kind == FB_PARAM_VAR_POSITIONAL; /* `...`: refused later, before compiling */
         any_keyword |= p->kind == FB_PARAM_VAR_KEYWORD;
     }
@@ -73,7 +61,7 @@ int fb_normalize_c(const fb_function_sig *sig, const fb_arg_errors *types, fb_ca
         return -1;
     size_t nargs = json_array_size(ca->args);
     if (nargs > npos && !variadic)
-        return COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given", fname(sig), npos,
-                         nargs);
+        return FB_ARGS_COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given",
+                                 fb_args_fname(sig), npos, nargs);
     return nargs < nreq ? missing(sig, types, nargs, err) : 0;
 }

@@ -9,12 +9,6 @@
 
 #include "lang/args.h"
 
-#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
-
-static const char *fname(const fb_function_sig *sig)
-{
-    return sig && sig->name ? sig->name : "function";
-}
 
 static int oom(fb_error *err)
 {
@@ -95,7 +89,7 @@ static int place_options(const fb_function_sig *sig, fb_call_args *ca, size_t in
     json_decref(opts);
     return fb_set_error(err, FB_ERR_ARGUMENT, 0,
                         "%s(): keyword arguments cannot be merged into argument %zu, which is not an object",
-                        fname(sig), index);
+                        fb_args_fname(sig), index);
 }
 
 /* Keywords naming a parameter: args extended up to the furthest one, gaps `undefined`. */
@@ -107,7 +101,7 @@ static int place_named(const fb_function_sig *sig, const fb_arg_errors *types, f
         if (!js_named(p) || !json_object_get(ca->kwargs, p->name))
             continue;
         if (j < nargs)
-            return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), p->name);
+            return FB_ARGS_NAME_ERR("%s() got multiple values for parameter '%s'", fb_args_fname(sig), p->name);
         if (j + 1 > newlen)
             newlen = j + 1;
     }

@@ -17,11 +17,6 @@
 
 #include "lang/args.h"
 
-static const char *fname(const fb_function_sig *sig)
-{
-    return sig && sig->name ? sig->name : "function";
-}
-
 static int oom(fb_error *err)
 {
     return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argument normalization");
@@ -64,8 +59,6 @@ fail:
     return oom(err);
 }
 
-#define COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
-#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
 
 int fb_normalize_php(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *out, fb_error *err)
 {
@@ -107,18 +100,19 @@ int fb_normalize_php(const fb_function_sig *sig, const fb_arg_errors *types, fb_
     }
     size_t taken = nargs + (leftover != NULL);
     if (leftover && taken > npos && !variadic)
-        return NAME_ERR("%s() got an unexpected keyword argument '%s' (no parameter is left for the trailing array)",
-                        fname(sig), leftover);
+        return FB_ARGS_NAME_ERR("%s() got an unexpected keyword argument '%s' (no parameter is left for the trailing array)",
+                                fb_args_fname(sig), leftover);
     for (size_t j = 0; j < sig->nparams; j++) {
         const fb_param *p = &sig->params[j];
         if (p->kind != FB_PARAM_POSITIONAL)
             continue;
         bool by_name = p->name && json_object_get(out->kwargs, p->name) != NULL;
         if (by_name && j < taken)
-            return NAME_ERR("%s() got multiple values for parameter '%s'%s", fname(sig), p->name,
-                            j >= nargs ? " (its position holds the trailing array)" : "");
+            return FB_ARGS_NAME_ERR("%s() got multiple values for parameter '%s'%s", fb_args_fname(sig), p->name,
+                                    j >= nargs ? " (its position holds the trailing array)" : "");
         if (!by_name && j >= taken && !p->has_default)
-            return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
+            return FB_ARGS_COUNT_ERR("%s() missing required argument '%s'", fb_args_fname(sig),
+                                     p->name ? p->name : "?");
     }
     return trailing_array(sig, out, err);
 }

@@ -7,13 +7,6 @@
 
 #include "lang/args.h"
 
-#define COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
-#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
-
-static const char *fname(const fb_function_sig *sig)
-{
-    return sig->name ? sig->name : "function";
-}
 
 /* Every keyword names a positional parameter not given by position, a keyword-only one, or goes to
  * **kwargs. */
@@ -29,17 +22,18 @@ static int check_keywords(const fb_function_sig *sig, const fb_arg_errors *types
         if (p && p->kind == FB_PARAM_POSITIONAL_ONLY) {
             if (varkw)
                 continue; /* Python binds it to **kwargs */
-            return NAME_ERR("%s() got positional-only argument '%s' passed as keyword argument", fname(sig), key);
+            return FB_ARGS_NAME_ERR("%s() got positional-only argument '%s' passed as keyword argument",
+                                    fb_args_fname(sig), key);
         }
         if (p && p->kind == FB_PARAM_POSITIONAL) {
             if (idx < nargs)
-                return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), key);
+                return FB_ARGS_NAME_ERR("%s() got multiple values for parameter '%s'", fb_args_fname(sig), key);
             continue;
         }
         if (p && p->kind == FB_PARAM_KEYWORD_ONLY)
             continue;
         if (!varkw) /* unknown, or the name of *args / **kwargs themselves */
-            return NAME_ERR("%s() got an unexpected keyword argument '%s'", fname(sig), key);
+            return FB_ARGS_NAME_ERR("%s() got an unexpected keyword argument '%s'", fb_args_fname(sig), key);
     }
     return 0;
 }
@@ -67,7 +61,8 @@ static int check_required(const fb_function_sig *sig, const fb_arg_errors *types
             continue; /* *args, **kwargs (and js-only kinds) are never required */
         }
         if (!given && !p->has_default)
-            return COUNT_ERR("%s() missing required argument '%s'", fname(sig), p->name ? p->name : "?");
+            return FB_ARGS_COUNT_ERR("%s() missing required argument '%s'", fb_args_fname(sig),
+                                     p->name ? p->name : "?");
     }
     return 0;
 }
@@ -88,7 +83,8 @@ int fb_normalize_python(const fb_function_sig *sig, const fb_arg_errors *types, 
         return -1;
     size_t nargs = json_array_size(ca->args);
     if (nargs > npos && !varargs)
-        return COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given", fname(sig), npos, nargs);
+        return FB_ARGS_COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given",
+                                 fb_args_fname(sig), npos, nargs);
     if (check_keywords(sig, types, ca, varkw, err) < 0)
         return -1;
     return check_required(sig, types, ca, err);

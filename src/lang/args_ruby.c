@@ -13,18 +13,6 @@
 
 #include "lang/args.h"
 
-#define COUNT_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, true), __VA_ARGS__)
-#define NAME_ERR(...) fb_set_arg_error(err, fb_arg_error_type(types, false), __VA_ARGS__)
-
-static const char *fname(const fb_function_sig *sig)
-{
-    return sig->name ? sig->name : "function";
-}
-
-static bool is_positional(const fb_param *p)
-{
-    return p->kind == FB_PARAM_POSITIONAL || p->kind == FB_PARAM_POSITIONAL_ONLY;
-}
 
 /* Every keyword: a positional parameter not given by position (placed by fb_args_place_named), a keyword
  * parameter, or **opts. */
@@ -37,15 +25,15 @@ static int check_keywords(const fb_function_sig *sig, const fb_arg_errors *types
     json_object_foreach(ca->kwargs, key, v) {
         size_t idx = 0;
         const fb_param *p = fb_args_find(sig, key, &idx);
-        if (p && is_positional(p)) {
+        if (p && fb_args_is_positional(p)) {
             if (idx < nargs)
-                return NAME_ERR("%s() got multiple values for parameter '%s'", fname(sig), key);
+                return FB_ARGS_NAME_ERR("%s() got multiple values for parameter '%s'", fb_args_fname(sig), key);
             continue;
         }
         if (p && p->kind == FB_PARAM_KEYWORD_ONLY)
             continue;
         if (!varkw) /* unknown, or the name of *rest / **opts themselves */
-            return NAME_ERR("%s() got an unexpected keyword argument '%s'", fname(sig), key);
+            return FB_ARGS_NAME_ERR("%s() got an unexpected keyword argument '%s'", fb_args_fname(sig), key);
     }
     return 0;
 }
@@ -67,7 +55,8 @@ static int missing_positional(const fb_function_sig *sig, const fb_arg_errors *t
     }
     if (!miss)
         miss = last;
-    return COUNT_ERR("%s() missing required argument '%s'", fname(sig), miss && miss->name ? miss->name : "?");
+    return FB_ARGS_COUNT_ERR("%s() missing required argument '%s'", fb_args_fname(sig),
+                             miss && miss->name ? miss->name : "?");
 }
 
 int fb_normalize_ruby(const fb_function_sig *sig, const fb_arg_errors *types, fb_call_args *ca, fb_error *err)
@@ -78,8 +67,8 @@ int fb_normalize_ruby(const fb_function_sig *sig, const fb_arg_errors *types, fb
     bool varargs = false, varkw = false;
     for (size_t j = 0; j < sig->nparams; j++) {
         const fb_param *p = &sig->params[j];
-        npos += is_positional(p);
-        nreq += is_positional(p) && !p->has_default;
+        npos += fb_args_is_positional(p);
+        nreq += fb_args_is_positional(p) && !p->has_default;
         varargs |= p->kind == FB_PARAM_VAR_POSITIONAL;
         varkw |= p->kind == FB_PARAM_VAR_KEYWORD;
     }
@@ -88,14 +77,14 @@ int fb_normalize_ruby(const fb_function_sig *sig, const fb_arg_errors *types, fb
         return -1;
     size_t nargs = json_array_size(ca->args);
     if (nargs > npos && !varargs)
-        return COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given", fname(sig), npos,
-                         nargs);
+        return FB_ARGS_COUNT_ERR("too many positional arguments: %s() takes %zu but %zu were given",
+                                 fb_args_fname(sig), npos, nargs);
     if (nargs < nreq)
         return missing_positional(sig, types, nargs, npos, err);
     for (size_t j = 0; j < sig->nparams; j++) {
         const fb_param *p = &sig->params[j];
         if (p->kind == FB_PARAM_KEYWORD_ONLY && !p->has_default && p->name && !json_object_get(ca->kwargs, p->name))
-            return COUNT_ERR("%s() missing required keyword argument '%s'", fname(sig), p->name);
+            return FB_ARGS_COUNT_ERR("%s() missing required keyword argument '%s'", fb_args_fname(sig), p->name);
     }
     return 0;
 }

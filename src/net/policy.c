@@ -159,7 +159,8 @@ int fb_net_policy_from_patterns(bool all, const char *const *patterns, size_t n,
 {
     *out = NULL;
     if (n > FB_NET_MAX_PATTERNS)
-        return fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "%s: more than %d patterns", field, FB_NET_MAX_PATTERNS);
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "%s: more than %d patterns", field,
+                            FB_NET_MAX_PATTERNS);
     fb_net_policy *p = calloc(1, sizeof *p + n * sizeof(net_rule));
     if (!p)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s: out of memory", field);

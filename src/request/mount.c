@@ -1,5 +1,6 @@
-/* Decoding the request's `mount` object into fs/mount.h's plain config (request/mount.h). Every rejection is an "InvalidRequest" whose message starts
- * with the JSON path of the field, e.g. `mount.dirs["/data"]: host directory ./nope does not exist`. */
+/* Decoding the request's `mount` object into fs/mount.h's plain config (request/mount.h). Every rejection
+ * is an "InvalidRequest" whose message starts with the JSON path of the field, e.g.
+ * `mount.dirs["/data"]: host directory ./nope does not exist`. */
 #include "request/mount.h"
 
 #include <errno.h>
@@ -88,7 +89,9 @@ static int size_field(const json_t *obj, const char *name, const char *where, ui
         return 0;
     if (!json_is_integer(v) || json_integer_value(v) <= 0)
         return BAD("%s.%s: must be a positive integer number of bytes (at most 2^63-1), got %s", where, name,
-                   json_is_integer(v) ? "a number below 1" : fb_json_bignum(v) ? "a number too large" : fb_json_type_name(v));
+                   json_is_integer(v)   ? "a number below 1"
+                   : fb_json_bignum(v) ? "a number too large"
+                                       : fb_json_type_name(v));
     *out = (uint64_t)json_integer_value(v);
     return 0;
 }

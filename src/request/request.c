@@ -89,7 +89,8 @@ static int parse_language_code(json_t *root, fb_request *r, fb_error *err)
     r->code = json_string_value(code);
     r->code_len = json_string_length(code);
     if (r->code_len > FB_MAX_CODE_BYTES)
-        return BAD("code: %zu bytes is more than the maximum of %llu", r->code_len, (unsigned long long)FB_MAX_CODE_BYTES);
+        return BAD("code: %zu bytes is more than the maximum of %llu", r->code_len,
+                   (unsigned long long)FB_MAX_CODE_BYTES);
     json_t *fn = json_object_get(root, "functionName");
     if (fn && !json_is_null(fn)) {
         if (!json_is_string(fn))
@@ -349,7 +350,8 @@ static int parse_options(json_t *root, fb_request *r, fb_error *err)
     json_t *orep = options ? json_object_get(options, "reporting") : NULL;
     if ((ro != NULL) + (rep != NULL) + (orep != NULL) > 1)
         return BAD("reporting: give resultOptions (v0.1) or options.reporting (v0.2), not both");
-    if (parse_reporting(ro ? ro : rep ? rep : orep, ro ? "resultOptions" : rep ? "reporting" : "options.reporting", r, err) < 0)
+    if (parse_reporting(ro ? ro : rep ? rep : orep, ro ? "resultOptions" : rep ? "reporting" : "options.reporting", r,
+                        err) < 0)
         return -1;
     v = root_or_option(root, options, "files", err, &rc);
     if (rc < 0)
@@ -387,7 +389,8 @@ int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *er
 {
     memset(out, 0, sizeof *out);
     if (len > FB_MAX_REQUEST_BYTES)
-        return BAD("request: %zu bytes is more than the maximum of %llu", len, (unsigned long long)FB_MAX_REQUEST_BYTES);
+        return BAD("request: %zu bytes is more than the maximum of %llu", len,
+                   (unsigned long long)FB_MAX_REQUEST_BYTES);
     json_error_t jerr;
     out->root = fb_json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
     if (!out->root)

@@ -23,7 +23,8 @@ static const char *const k_kinds[] = {"created", "modified", "deleted"}; /* fb_c
 static int parse_kind(const json_t *v, const char *where, const char *name, int *kind, fb_error *err)
 {
     if (!json_is_string(v))
-        return BAD("%s.%s: must be \"created\", \"modified\" or \"deleted\", got %s", where, name, fb_json_type_name(v));
+        return BAD("%s.%s: must be \"created\", \"modified\" or \"deleted\", got %s", where, name,
+                   fb_json_type_name(v));
     for (int k = 0; k < 3; k++)
         if (strcmp(json_string_value(v), k_kinds[k]) == 0) {
             *kind = k;

@@ -104,7 +104,8 @@ static int allow(const ll_ctx *ll, const char *path, uint64_t access)
     int fd = open(path, O_PATH | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT || errno == ENOTDIR ? 0
-                                                   : fb_set_error(ll->err, FB_ERR_SANDBOX_SETUP, errno, "landlock: open %s", path);
+                                                   : fb_set_error(ll->err, FB_ERR_SANDBOX_SETUP, errno,
+                                                                  "landlock: open %s", path);
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int e = errno;

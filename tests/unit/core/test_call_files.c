@@ -40,8 +40,8 @@
 
 #include "core/call_files.h"
 #include "core/launch.h"
-#include "core/limits.h"
-#include "core/request_files.h"
+#include "request/limits.h"
+#include "request/files.h"
 #include "core/result.h"
 #include "core/result_files.h"
 #include "fs/overlay.h"
