@@ -44,13 +44,24 @@ say() { printf '== %s\n' "$*"; }
 run_units() {
     local build=$1 label=$2 bin out rc planned ok notok skip n=0
     local bins=()
-    while IFS= read -r bin; do bins+=("$bin"); done < <(find "$build/tests" -type f -name 'test_*' -perm -u+x 2>/dev/null | sort)
+    # One binary per source (tests/unit/<dir>/test_*.c): a missing one is a failure, and a binary left
+    # behind by a test that was moved or removed is not run.
+    local src
+    while IFS= read -r src; do
+        src=${src#tests/unit/}
+        bins+=("$build/tests/${src%.c}")
+    done < <(find tests/unit -name 'test_*.c' | sort)
     if [ ${#bins[@]} -eq 0 ]; then
-        say "$label: no unit test binaries under $build/tests"
+        say "$label: no unit tests under tests/unit"
         FAILED=$((FAILED + 1))
         return
     fi
     for bin in "${bins[@]}"; do
+        if [ ! -x "$bin" ]; then
+            say "$label: FAIL $bin was not built"
+            FAILED=$((FAILED + 1))
+            continue
+        fi
         out="$TMP/unit.out"
         CMOCKA_MESSAGE_OUTPUT=TAP timeout "$UNIT_TIMEOUT" "$bin" >"$out" 2>"$TMP/unit.err"
         rc=$?
