@@ -92,6 +92,13 @@ typedef struct fnbox_event {
 enum { FNBOX_SYNC_GO = 0, FNBOX_SYNC_SKIP = 1, FNBOX_SYNC_ABORT = 2 };
 typedef int (*fnbox_event_fn)(void *ctx, const fnbox_event *event);
 
+/* The function's output as it arrives, on the calling thread, while the call runs (before fnbox_call
+ * returns): stream "stdout" or "stderr", and len bytes of valid UTF-8 that never end inside a character
+ * (invalid bytes are U+FFFD, as in the result). Joined in order, a stream's chunks are exactly the result's
+ * `stdout` / `stderr`: nothing beyond limits.stdoutBytes / stderrBytes is told. data lives until the
+ * callback returns. The function's processes keep running while it runs: return quickly. */
+typedef void (*fnbox_output_fn)(void *ctx, const char *stream, const char *data, size_t len);
+
 typedef struct fnbox_call_options {
     size_t size;                  /* sizeof(fnbox_call_options): lets later versions add fields; fields
                                      beyond size are taken as absent (NULL / -1) */
@@ -106,6 +113,9 @@ typedef struct fnbox_call_options {
     fnbox_event_fn event;         /* NULL: events are only logged in the result's `events` */
     void *event_ctx;              /* passed to event */
     int sync_allow_abort;         /* nonzero: beforeSync may abort the whole sync (FNBOX_SYNC_ABORT) */
+    /* since 0.4 */
+    fnbox_output_fn output;       /* NULL: output only in the result */
+    void *output_ctx;             /* passed to output */
 } fnbox_call_options;
 
 /* Runs one FunctionCallRequest (JSON text of request_len bytes). On return *result is a NUL-terminated

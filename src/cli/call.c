@@ -10,6 +10,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli/cli.h"
 #include "fnbox.h"
 
@@ -22,6 +24,9 @@ static const char k_help[] =
     "\n"
     "options:\n"
     "  -p, --pretty   indent the result JSON (default: one line)\n"
+    "  -s, --stream   NDJSON: the function's output as it arrives, one line per chunk\n"
+    "                 ({\"type\":\"stdout\"|\"stderr\",\"data\":\"...\"}), then one line\n"
+    "                 {\"type\":\"result\", ...the ExecutionResult's fields...}\n"
     "  -h, --help     this help\n"
     "\n"
     "exit status:\n"
@@ -42,6 +47,32 @@ static int cancel_fd_open(void)
     if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
         return -1;
     return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* --stream: one NDJSON line per chunk, flushed at once (a pipe reader sees it while the function runs). */
+static void print_chunk(void *ctx, const char *stream, const char *data, size_t len)
+{
+    (void)ctx;
+    json_t *line = json_pack("{s:s, s:s%}", "type", stream, "data", data, len);
+    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+    if (text) {
+        fputs(text, stdout);
+        putchar('\n');
+        fflush(stdout);
+    }
+    free(text);
+    json_decref(line);
+}
+
+/* --stream's last line: the result's own fields after "type" (its text spliced as it is: big integers
+ * stay exact). */
+static void print_result_line(const char *result, size_t len)
+{
+    fputs("{\"type\":\"result\"", stdout);
+    if (len > 2) /* "{}" has no field to follow */
+        putchar(',');
+    fwrite(result + 1, 1, len - 1, stdout);
+    putchar('\n');
 }
 
 static int print_pretty(const char *json)
@@ -74,13 +105,15 @@ static int print_pretty(const char *json)
 int cli_call(int argc, char **argv)
 {
     const char *path = "-";
-    bool pretty = false;
+    bool pretty = false, stream = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             fputs(k_help, stdout);
             return CLI_EXIT_OK;
         } else if (strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--pretty") == 0) {
             pretty = true;
+        } else if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "--stream") == 0) {
+            stream = true;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "fnbox call: unknown option '%s'\n%s", argv[i], k_help);
             return CLI_EXIT_USAGE;
@@ -101,7 +134,8 @@ int cli_call(int argc, char **argv)
         fprintf(stderr, "fnbox call: cannot read %s: %s\n", path, strerror(e));
         return CLI_EXIT_USAGE;
     }
-    fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cancel_fd_open()};
+    fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cancel_fd_open(),
+                               .output = stream ? print_chunk : NULL};
     char *result = NULL;
     size_t rlen = 0;
     int rc = fnbox_call(req, len, &opts, &result, &rlen);
@@ -112,7 +146,9 @@ int cli_call(int argc, char **argv)
         fprintf(stderr, "fnbox call: out of memory: no result could be produced\n");
         return CLI_EXIT_FAILURE;
     }
-    if (pretty)
+    if (stream)
+        print_result_line(result, rlen);
+    else if (pretty)
         print_pretty(result);
     else {
         fwrite(result, 1, rlen, stdout);

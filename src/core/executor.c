@@ -5,7 +5,8 @@
  *   plan       lang/plan       function, signature, normalized arguments (the language's driver)
  *   workspace  fs/workspace    stage the files, open the mounts (core/call_files configures it)
  *   compile    core/compile    C and C++ only: the program, from the cache or a compiler sandbox
- *   launch     core/launch     argv, environment, files and input of the call; run in the sandbox
+ *   launch     core/launch     argv, environment, files and input of the call; run in the sandbox,
+ *                              its output told to the host as it arrives (core/output)
  *   result     core/result     judge the outcome; fs/ collects and syncs; core/result_files reports
  * and one ExecutionResult JSON comes out, also when a stage fails (fail_result). */
 #include <errno.h>
@@ -81,6 +82,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     fb_workspace ws = {0};
     fb_ws_files files = {0}; /* the request's `files`, decoded; ws borrows them */
     fb_launch launch = {0};
+    fb_output output;
     fb_proxy_call net = {0};
     fb_net_policy *netpol = NULL;
     fb_sandbox_limits lim;
@@ -117,6 +119,10 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
                                          cancel_fd, &prog, &err) < 0) {
         code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
         goto done;
+    }
+    if (opts.output) {
+        fb_output_init(&output, opts.output, opts.output_ctx, req.limits.stdout_bytes, req.limits.stderr_bytes);
+        launch.output = &output;
     }
     if (fb_launch_prepare(&req, &plan, &prog, &launch, &err) < 0 ||
         fb_launch_run(&req, &launch, &ws, cancel_fd, &net, &outcome, &err) < 0) {

@@ -131,7 +131,13 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
     spec.proxy_listen = network;
     spec.on_proxy = fb_proxy_on_listen;
     spec.proxy_ctx = net;
+    if (l->output) {
+        spec.on_output = fb_output_chunk;
+        spec.output_ctx = l->output;
+    }
     int rc = fb_sandbox_run(&spec, out, err);
+    if (l->output)
+        fb_output_finish(l->output);
     free(staged);
     fb_proxy_stop(net->proxy);
     return rc;

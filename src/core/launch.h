@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "core/compile.h"
+#include "core/output.h"
 #include "request/limits.h"
 #include "request/request.h"
 #include "fs/workspace.h"
@@ -27,6 +28,7 @@ typedef struct fb_launch {
     size_t nfiles;
     char *input;                            /* the call input (owned) */
     size_t input_len;
+    fb_output *output;                      /* NULL, or told the output as it arrives (borrowed) */
 } fb_launch;
 
 /* The request's limits (defaults filled in by request/request.c) as the sandbox takes them. */
@@ -37,7 +39,8 @@ void fb_launch_limits(const fb_request *req, fb_sandbox_limits *lim);
 int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_compiled *prog, fb_launch *l,
                       fb_error *err);
 /* Runs it in a new sandbox with the workspace attached and, when permissions.network allows anything, the
- * proxy of `net` serving it; the proxy is stopped before this returns. */
+ * proxy of `net` serving it; the proxy is stopped before this returns. l->output, when set, is told the
+ * output as it arrives and finished before this returns. */
 int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
                   fb_sandbox_outcome *out, fb_error *err);
 void fb_launch_free(fb_launch *l);

@@ -113,6 +113,8 @@ typedef struct fb_supervise_io {
      * only after it returns 0. */
     int (*on_started)(void *ctx, pid_t program, fb_error *err);
     void *ctx;
+    void (*on_output)(void *ctx, int stream, const char *data, size_t len); /* fb_sandbox_spec's */
+    void *output_ctx;
 } fb_supervise_io;
 /* Waits for init to exit (or the deadline / cancel, then kills it), draining output.
  * Fills out's timing, status and buffers; report_msg gets a setup failure text, if any. */

@@ -79,6 +79,11 @@ typedef struct fb_sandbox_spec {
      * would stay outside the call's memory and process limits for good. On v1 the program always moves
      * itself, first thing, which costs no grace period (spawn.c). */
     bool inert_until_input;
+    /* Optional: the program's output as it arrives, on the supervising thread, before fb_sandbox_run
+     * returns: stream 1 (stdout) or 2 (stderr), the bytes just read, as kept in the outcome's buffers
+     * (nothing beyond their cap). Raw bytes: a chunk may end inside a UTF-8 character. */
+    void (*on_output)(void *ctx, int stream, const char *data, size_t len);
+    void *output_ctx;
 } fb_sandbox_spec;
 
 #define FB_SANDBOX_MAX_FUSE 16

@@ -566,7 +566,8 @@ static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const
     fb_supervise_io io = {.init_pid = pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
                           .report_fd = f->report[0], .cancel_fd = spec->cancel_fd, .started_fd = f->sync[1],
                           .input_fd = &f->input[1], .input = spec->input, .input_len = spec->input_len,
-                          .on_started = cg->join == FB_JOIN_PARENT_PROGRAM ? join_cgroup : NULL, .ctx = cg};
+                          .on_started = cg->join == FB_JOIN_PARENT_PROGRAM ? join_cgroup : NULL, .ctx = cg,
+                          .on_output = spec->on_output, .output_ctx = spec->output_ctx};
     int rc = fb_supervise(&io, &spec->limits, out, report, sizeof report, &st, err);
     *pidp = -1; /* reaped, even on error */
     if (rc < 0)

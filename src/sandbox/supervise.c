@@ -36,8 +36,9 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Reads what is available; returns 1 on EOF/error (stop polling this fd), 0 otherwise. */
-static int drain(int fd, fb_buf *buf)
+/* Reads what is available into buf, telling io's on_output what was kept of stream 1 or 2 (0: the
+ * report, not told); returns 1 on EOF/error (stop polling this fd), 0 otherwise. */
+static int drain(const fb_supervise_io *io, int stream, int fd, fb_buf *buf)
 {
     char chunk[65536];
     ssize_t n = read(fd, chunk, sizeof chunk);
@@ -45,8 +46,11 @@ static int drain(int fd, fb_buf *buf)
         return errno == EINTR || errno == EAGAIN ? 0 : 1;
     if (n == 0)
         return 1;
-    if (buf && fb_buf_append(buf, chunk, (size_t)n) < 0)
+    size_t before = buf->len;
+    if (fb_buf_append(buf, chunk, (size_t)n) < 0)
         return 1;
+    if (stream && io->on_output && buf->len > before)
+        io->on_output(io->output_ctx, stream, buf->data + before, buf->len - before);
     return 0;
 }
 
@@ -133,8 +137,10 @@ static int loop(const fb_supervise_io *io, sv_state *st, fb_sandbox_outcome *out
         if (n <= 0)
             continue;
         fb_buf *bufs[] = {[SV_OUT] = &out->out, [SV_ERR] = &out->errout, [SV_REPORT] = &st->report};
+        static const int streams[] = {[SV_OUT] = 1, [SV_ERR] = 2, [SV_REPORT] = 0};
         for (int i = SV_OUT; i <= SV_REPORT; i++)
-            if (st->pfd[i].fd >= 0 && (st->pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) && drain(st->pfd[i].fd, bufs[i]))
+            if (st->pfd[i].fd >= 0 && (st->pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+                drain(io, streams[i], st->pfd[i].fd, bufs[i]))
                 st->pfd[i].fd = -1;
         if (st->pfd[SV_STARTED].fd >= 0 && (st->pfd[SV_STARTED].revents & (POLLIN | POLLHUP)) &&
             on_started(io, st, err) < 0)
