@@ -200,8 +200,16 @@ def test_sigterm_lets_a_running_call_finish():
     try:
         running = in_background(srv.call, sleeper_request(mark, seconds=2))
         wait_for(lambda: host_pids_matching(mark), what="the call's start")
+        probe = srv.connection()  # a keep-alive connection opened before the signal
+        assert srv.request("GET", "/v1/health", conn=probe).status == 200
         t0 = time.monotonic()
         srv.signal(signal.SIGTERM)
+        wait_for(lambda: any(ln.get("event") == "draining" for ln in srv.lines()), what="draining")
+        # on it, health now says the server is going away, and new calls are refused
+        r = srv.request("GET", "/v1/health", conn=probe)
+        assert r.status == 503 and r.json()["status"] == "draining", r
+        assert r.header("Connection") == "close"
+        probe.close()
         # stop accepting: a new connection is refused soon after the signal
         def refused():
             try:
