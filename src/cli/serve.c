@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -172,6 +173,18 @@ static int stop_fd_open(void)
     return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
+/* Each connection and each running call hold descriptors (a call several), and the connection limit can
+ * be in the thousands: the soft limit goes up to the hard one. A sandboxed program gets its own limit
+ * (limits.openFiles). */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int cli_serve(int argc, char **argv)
 {
     fb_http_config o = {.listen = DEFAULT_LISTEN, .max_concurrency = cpu_count(), .max_queue = DEFAULT_MAX_QUEUE,
@@ -186,6 +199,7 @@ int cli_serve(int argc, char **argv)
         if (parse_option(&o, argc, argv, &i) < 0)
             return CLI_EXIT_USAGE;
     }
+    raise_fd_limit();
     int stop_fd = stop_fd_open();
     if (stop_fd < 0) {
         fprintf(stderr, "fnbox serve: signalfd: %s\n", strerror(errno));
