@@ -111,6 +111,7 @@ bench: all bench-overhead
 	bench/bench_cold.py
 	bench/bench_mount.py
 	bench/bench_large.py
+	bench/bench_serve.py
 
 clean:
 	rm -rf build build-asan
