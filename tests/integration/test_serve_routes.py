@@ -174,6 +174,40 @@ def test_huge_header_is_refused_and_the_server_lives_on(server):
     assert server.request("GET", "/v1/health").status == 200
 
 
+def test_deeply_nested_request(server):
+    """fnbox_call runs on a connection's thread: JSON nested to the library's depth limit fits its stack."""
+    deep = "[" * 2000 + "]" * 2000
+    body = ('{"language": "python", "code": "def f(x):\\n    return x\\n", "functionName": "f", "args": [%s]}'
+            % deep).encode()
+    r = server.request("POST", "/v1/call", body=body, headers={"Content-Type": "application/json"})
+    # (too deep for Python's own json module to read back)
+    assert r.status == 200 and r.body.startswith(b'{"status":"success"') and deep.encode() in r.body, r
+    r = server.request("POST", "/v1/call", body=body.replace(b"[[", b"[[[[[[", 1000),
+                       headers={"Content-Type": "application/json"})
+    assert r.status == 400 and "maximum parsing depth" in r.json()["error"]["message"], r
+
+
+@pytest.mark.parametrize("junk", [
+    b"\x00\xff\xfe garbage\r\n\r\n",
+    b"GET /v1/health HTTP/9.9\r\n\r\n",
+    b"POST /v1/call HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+    b"POST /v1/call HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
+    b"GET " + b"/a" * 20000 + b" HTTP/1.1\r\n\r\n",
+])
+def test_junk_never_hurts_the_server(server, junk):
+    s = server.raw_socket(timeout=10)
+    try:
+        s.sendall(junk)
+        s.shutdown(socket.SHUT_WR)
+        while s.recv(4096):
+            pass
+    except OSError:
+        pass  # cut off: fine
+    finally:
+        s.close()
+    assert server.request("GET", "/v1/health").status == 200
+
+
 def test_keep_alive_serves_many_requests_on_one_connection(server):
     conn = server.connection()
     try:
