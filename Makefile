@@ -17,6 +17,12 @@ LDLIBS   += $(shell pkg-config --libs $(PKGS))
 LIB_SRC  := $(sort $(wildcard src/util/*.c src/request/*.c src/core/*.c src/lang/*.c src/sandbox/*.c src/fs/*.c src/net/*.c))
 LIB_ASM  := src/harness/embed.S
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+# The HTTP server (`fnbox serve`) is linked into the fnbox binary only: libfnbox.a's users do not get
+# libmicrohttpd. Its unit tests link it too (tests/unit/server/).
+MHD_PKG  := libmicrohttpd
+SERVER_SRC := $(sort $(wildcard src/server/http/*.c))
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
+SERVER_LIBS = $(shell pkg-config --libs $(MHD_PKG))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_ASM:%.S=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 HARNESS  := $(wildcard src/harness/*.py src/harness/*.js src/harness/*.rb src/harness/*.php src/harness/*.c \
@@ -32,8 +38,15 @@ $(BUILD)/libfnbox.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
-$(BUILD)/fnbox: $(CLI_OBJ) $(BUILD)/libfnbox.a
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libfnbox.a $(LDLIBS)
+$(BUILD)/libfnbox_server.a: $(SERVER_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/fnbox: $(CLI_OBJ) $(BUILD)/libfnbox_server.a $(BUILD)/libfnbox.a
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libfnbox_server.a $(BUILD)/libfnbox.a $(LDLIBS) \
+		$(SERVER_LIBS)
+
+$(SERVER_OBJ): ALL_CFLAGS += $(shell pkg-config --cflags $(MHD_PKG))
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -61,6 +74,12 @@ $(BUILD)/src/harness/embed.o: src/harness/embed.S $(HARNESS)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfnbox.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libfnbox.a $(LDLIBS) -lcmocka
+
+# The server's pure parts (router, tokens, admission, metrics...), from its archive.
+$(BUILD)/tests/server/%: tests/unit/server/%.c $(BUILD)/libfnbox_server.a $(BUILD)/libfnbox.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags $(MHD_PKG)) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libfnbox_server.a \
+		$(BUILD)/libfnbox.a $(LDLIBS) $(SERVER_LIBS) -lcmocka
 
 # The scanners' output for the oracle test (tests/integration/test_infer_oracle.py); not a unit test itself.
 ORACLE_BIN := $(BUILD)/tests/oracle/sigdump
@@ -92,11 +111,12 @@ bench: all bench-overhead
 	bench/bench_cold.py
 	bench/bench_mount.py
 	bench/bench_large.py
+	bench/bench_serve.py
 
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/gen/seccomp.d
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/gen/seccomp.d
 
 # ---- fuzzing: libFuzzer targets in tests/fuzz/ (clang, ASan + UBSan); see tests/fuzz/README.md ----
 # `make fuzz` builds them into build-fuzz/ and runs each for FUZZ_SECONDS (scripts/fuzz.sh).

@@ -155,6 +155,14 @@ FNBOX_API int fnbox_infer(const char *request, size_t request_len, const char *f
  * here (error.type "KernelFeatureMissing": openat2 is missing); FNBOX_NO_RESULT on allocation failure. */
 FNBOX_API int fnbox_sync(const char *input, size_t input_len, char **result, size_t *result_len);
 
+/* The languages this build can run, in the registry's order, as a JSON array:
+ * [{"name": "python", "aliases": ["py", "python3"], "runtime": "/usr/bin/python3"}, ...]. runtime is the
+ * interpreter (for C and C++ the compiler) found on this host now, or null when none is installed: a call
+ * in that language fails until it is (`fnbox doctor` names the package). On 0 *json is NUL-terminated
+ * text released with fnbox_free and *json_len its length (json_len may be NULL); -1 on allocation
+ * failure. Thread-safe. */
+FNBOX_API int fnbox_languages(char **json, size_t *json_len);
+
 FNBOX_API void fnbox_free(void *p);
 FNBOX_API const char *fnbox_version(void);
 

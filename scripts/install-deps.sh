@@ -6,6 +6,7 @@ pkgs=(
   libseccomp-dev libjansson-dev    # seccomp filters, JSON
   nettle-dev                       # SHA-256 (compile cache) and base64 (file contents)
   libfuse3-dev                     # host mounts are served to the sandbox over FUSE
+  libmicrohttpd-dev                # the HTTP server (fnbox serve)
   libcmocka-dev                    # C unit tests
   python3 nodejs ruby php-cli      # the runtimes fnbox sandboxes
   python3-pytest                   # integration and security tests

@@ -3,7 +3,7 @@
 # g++ over the C++ harness, shellcheck over scripts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-read -ra pkg_inc <<< "$(pkg-config --cflags-only-I libseccomp jansson fuse3 nettle)"
+read -ra pkg_inc <<< "$(pkg-config --cflags-only-I libseccomp jansson fuse3 nettle libmicrohttpd)"
 inc=(-Iinclude -Isrc "${pkg_inc[@]}")
 echo "== cppcheck"
 cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \

@@ -18,5 +18,6 @@ int cli_read_input(const char *path, char **out, size_t *len);
 int cli_call(int argc, char **argv);
 int cli_doctor(int argc, char **argv);
 int cli_infer(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const verb k_verbs[] = {
     {"call", cli_call, "run one function call: read a request JSON, print one result JSON"},
     {"infer", cli_infer, "print a function's signature as JSON Schema or a tool definition (runs nothing)"},
     {"sync", cli_sync, "apply file changes a call reported to the mounted host directories"},
+    {"serve", cli_serve, "serve calls over HTTP (health, call, metrics) in the foreground"},
     {"doctor", cli_doctor, "check the kernel features and language runtimes fnbox needs"},
 };
 

@@ -33,6 +33,11 @@ static const kind_info k_kinds[] = {
     [FB_ERR_FILE_SIZE_LIMIT] = {"FileSizeLimitExceeded", FB_ERRFAM_CALL},
     [FB_ERR_CRASH] = {"Crash", FB_ERRFAM_CALL},
     [FB_ERR_TERMINATED] = {"Terminated", FB_ERRFAM_CALL},
+    [FB_ERR_NOT_FOUND] = {"NotFound", FB_ERRFAM_REQUEST},
+    [FB_ERR_METHOD_NOT_ALLOWED] = {"MethodNotAllowed", FB_ERRFAM_REQUEST},
+    [FB_ERR_UNAUTHORIZED] = {"Unauthorized", FB_ERRFAM_REQUEST},
+    [FB_ERR_PAYLOAD_TOO_LARGE] = {"PayloadTooLarge", FB_ERRFAM_REQUEST},
+    [FB_ERR_OVERLOADED] = {"Overloaded", FB_ERRFAM_SETUP},
     [FB_ERR_OUT_OF_MEMORY] = {"OutOfMemory", FB_ERRFAM_FNBOX},
     [FB_ERR_INTERNAL] = {"InternalError", FB_ERRFAM_FNBOX},
 };

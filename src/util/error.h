@@ -43,6 +43,13 @@ typedef enum fb_errkind {
     FB_ERR_FILE_SIZE_LIMIT,     /* FileSizeLimitExceeded */
     FB_ERR_CRASH,               /* Crash */
     FB_ERR_TERMINATED,          /* Terminated: cancelled by the caller */
+    /* the HTTP server's own refusals (src/server/http/): HTTP has a status of its own for each */
+    FB_ERR_NOT_FOUND,           /* NotFound: no such route (HTTP 404) */
+    FB_ERR_METHOD_NOT_ALLOWED,  /* MethodNotAllowed: the path exists, not with this method (405) */
+    FB_ERR_UNAUTHORIZED,        /* Unauthorized: no bearer token, or not one the server holds (401) */
+    FB_ERR_PAYLOAD_TOO_LARGE,   /* PayloadTooLarge: a body over the server's maximum (413) */
+    FB_ERR_OVERLOADED,          /* Overloaded: every execution slot and queue place taken, or shutting
+                                   down; nothing ran, try again later (503, Retry-After) */
     /* fnbox itself */
     FB_ERR_OUT_OF_MEMORY,       /* OutOfMemory: fnbox's own allocation failed (not the function's limit) */
     FB_ERR_INTERNAL,            /* InternalError: an invariant broken, a fixed table full */

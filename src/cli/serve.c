@@ -1,0 +1,216 @@
+/* `fnbox serve`: the HTTP server (src/server/http/) in the foreground. This file reads the options and
+ * owns the signals: SIGTERM, SIGINT and SIGHUP arrive on a signalfd the server drains on. */
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "server/http/server.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:8080"
+#define DEFAULT_MAX_QUEUE 64
+#define DEFAULT_MAX_BODY (CLI_MAX_INPUT - 1) /* the request size `fnbox call` accepts: 256 MiB */
+#define DEFAULT_GRACE_S 10.0
+
+static const char k_help[] =
+    "usage: fnbox serve [OPTIONS]\n"
+    "\n"
+    "Serves fnbox over HTTP in the foreground: GET /v1/health, POST /v1/call (a FunctionCallRequest in,\n"
+    "the ExecutionResult `fnbox call` prints out), GET /metrics (Prometheus). One JSON log line per request\n"
+    "on stderr. SIGTERM or SIGINT: stop accepting, let running calls finish for the grace period, cancel\n"
+    "the rest, exit 0.\n"
+    "\n"
+    "options:\n"
+    "  --listen HOST:PORT|unix:PATH  where to listen (default " DEFAULT_LISTEN "; [::1]:8080 for IPv6;\n"
+    "                                port 0 picks a free one, logged at start). Anything but a loopback\n"
+    "                                address or a unix socket (made mode 0600) needs --token-file\n"
+    "  --token-file FILE             bearer tokens, one per line (16-256 visible characters each); every\n"
+    "                                route but /v1/health then needs Authorization: Bearer <token>\n"
+    "  --max-concurrency N           calls running at once (default: the number of CPUs; 1-1024)\n"
+    "  --max-queue N                 requests admitted beyond those, waiting (default 64; 0-4096); when\n"
+    "                                both are full a request gets 503 with Retry-After\n"
+    "  --max-body BYTES              largest request body (default 268435456, 256 MiB; 1-268435456); more\n"
+    "                                is 413\n"
+    "  --grace SECONDS               on SIGTERM, how long running calls may go on before they are\n"
+    "                                cancelled (default 10; 0-3600; fractions allowed)\n"
+    "  -h, --help                    this help\n"
+    "\n"
+    "exit status: 0 after a signal, once everything has stopped; 2 for a bad option or configuration\n"
+    "(listen address, token file); 1 when the server could not start.\n";
+
+static int bad(const char *opt, const char *value, const char *why)
+{
+    fprintf(stderr, "fnbox serve: %s '%s': %s (fnbox serve --help)\n", opt, value, why);
+    return -1;
+}
+
+static int parse_uint(const char *opt, const char *v, unsigned long min, unsigned long max, unsigned long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || errno || *end || n < min || n > max) {
+        char why[96];
+        snprintf(why, sizeof why, "expected a whole number from %lu to %lu", min, max);
+        return bad(opt, v, why);
+    }
+    *out = n;
+    return 0;
+}
+
+static int set_listen(fb_http_config *o, const char *opt, const char *v)
+{
+    (void)opt;
+    o->listen = v;
+    return 0;
+}
+
+static int set_token_file(fb_http_config *o, const char *opt, const char *v)
+{
+    if (!*v)
+        return bad(opt, v, "empty");
+    o->token_file = v;
+    return 0;
+}
+
+static int set_concurrency(fb_http_config *o, const char *opt, const char *v)
+{
+    unsigned long n;
+    if (parse_uint(opt, v, 1, FB_HTTP_MAX_CONCURRENCY, &n) < 0)
+        return -1;
+    o->max_concurrency = (unsigned)n;
+    return 0;
+}
+
+static int set_queue(fb_http_config *o, const char *opt, const char *v)
+{
+    unsigned long n;
+    if (parse_uint(opt, v, 0, FB_HTTP_MAX_QUEUE, &n) < 0)
+        return -1;
+    o->max_queue = (unsigned)n;
+    return 0;
+}
+
+static int set_body(fb_http_config *o, const char *opt, const char *v)
+{
+    unsigned long n;
+    if (parse_uint(opt, v, 1, DEFAULT_MAX_BODY, &n) < 0)
+        return -1;
+    o->max_body = n;
+    return 0;
+}
+
+static int set_grace(fb_http_config *o, const char *opt, const char *v)
+{
+    char *end = NULL;
+    errno = 0;
+    double s = strtod(v, &end);
+    if (v[0] < '0' || v[0] > '9' || errno || *end || !isfinite(s) || s > FB_HTTP_MAX_GRACE_S)
+        return bad(opt, v, "expected seconds from 0 to 3600");
+    o->grace_s = s;
+    return 0;
+}
+
+typedef struct option {
+    const char *name;
+    int (*set)(fb_http_config *o, const char *opt, const char *value);
+} option;
+
+static const option k_options[] = {
+    {"--listen", set_listen},           {"--token-file", set_token_file}, {"--max-concurrency", set_concurrency},
+    {"--max-queue", set_queue},         {"--max-body", set_body},         {"--grace", set_grace},
+};
+
+/* "--name value" or "--name=value"; *i moves past what was used. */
+static int parse_option(fb_http_config *o, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i];
+    size_t n = strcspn(arg, "=");
+    for (size_t k = 0; k < sizeof k_options / sizeof *k_options; k++) {
+        if (strlen(k_options[k].name) != n || strncmp(arg, k_options[k].name, n) != 0)
+            continue;
+        if (arg[n] == '=')
+            return k_options[k].set(o, k_options[k].name, arg + n + 1);
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "fnbox serve: %s needs a value (fnbox serve --help)\n", k_options[k].name);
+            return -1;
+        }
+        return k_options[k].set(o, k_options[k].name, argv[++*i]);
+    }
+    fprintf(stderr, "fnbox serve: unknown option '%s' (fnbox serve --help)\n", arg);
+    return -1;
+}
+
+static unsigned cpu_count(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* The stop signals are blocked in every thread (the server's start after this) and read from a
+ * signalfd. A sandboxed program gets its own clean mask and dispositions (sandbox/spawn.c). SIGPIPE is
+ * ignored: a client gone, or a closed stderr, is an error to handle, not a reason to die. */
+static int stop_fd_open(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+        return -1;
+    signal(SIGPIPE, SIG_IGN);
+    return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+/* Each connection and each running call hold descriptors (a call several), and the connection limit can
+ * be in the thousands: the soft limit goes up to the hard one. A sandboxed program gets its own limit
+ * (limits.openFiles). */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+int cli_serve(int argc, char **argv)
+{
+    fb_http_config o = {.listen = DEFAULT_LISTEN, .max_concurrency = cpu_count(), .max_queue = DEFAULT_MAX_QUEUE,
+                        .max_body = DEFAULT_MAX_BODY, .grace_s = DEFAULT_GRACE_S};
+    if (o.max_concurrency > FB_HTTP_MAX_CONCURRENCY)
+        o.max_concurrency = FB_HTTP_MAX_CONCURRENCY;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(k_help, stdout);
+            return CLI_EXIT_OK;
+        }
+        if (parse_option(&o, argc, argv, &i) < 0)
+            return CLI_EXIT_USAGE;
+    }
+    raise_fd_limit();
+    int stop_fd = stop_fd_open();
+    if (stop_fd < 0) {
+        fprintf(stderr, "fnbox serve: signalfd: %s\n", strerror(errno));
+        return CLI_EXIT_FAILURE;
+    }
+    fb_error err = {0};
+    int rc = fb_http_serve(&o, stop_fd, &err);
+    close(stop_fd);
+    if (rc < 0) {
+        fprintf(stderr, "fnbox serve: %s\n", err.message);
+        return fb_errkind_family(err.kind) == FB_ERRFAM_REQUEST ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}

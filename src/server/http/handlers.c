@@ -1,0 +1,56 @@
+/* GET /v1/health and GET /metrics. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fnbox.h"
+#include "server/http/internal.h"
+
+/* The names of the languages whose runtime this host has now (fnbox_languages). */
+static json_t *available_languages(void)
+{
+    char *text = NULL;
+    if (fnbox_languages(&text, NULL) < 0)
+        return NULL;
+    json_t *all = json_loads(text, 0, NULL);
+    fnbox_free(text);
+    json_t *names = all ? json_array() : NULL;
+    size_t i;
+    json_t *lang;
+    json_array_foreach(all, i, lang) {
+        if (names && json_is_string(json_object_get(lang, "runtime")) &&
+            json_array_append(names, json_object_get(lang, "name")) < 0) {
+            json_decref(names);
+            names = NULL;
+        }
+    }
+    json_decref(all);
+    return names;
+}
+
+fb_http_reply fb_http_handle_health(fb_http_exchange *x)
+{
+    /* Draining: 503 so that a load balancer stops sending requests here. */
+    bool draining = atomic_load(&x->srv->draining);
+    json_t *doc = json_pack("{s:s, s:s, s:o}", "status", draining ? "draining" : "ok", "version", fnbox_version(),
+                            "languages", available_languages());
+    char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(doc);
+    if (!text)
+        return (fb_http_reply){0, NULL, 0};
+    return fb_http_reply_json(draining ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_OK, text, strlen(text), free, true);
+}
+
+fb_http_reply fb_http_handle_metrics(fb_http_exchange *x)
+{
+    unsigned running, queued;
+    fb_http_admission_counts(&x->srv->adm, &running, &queued);
+    fb_buf out;
+    fb_buf_init(&out, FB_HTTP_METRICS_MAX);
+    size_t len = 0;
+    char *text = fb_http_metrics_render(&x->srv->metrics, running, queued, &out) == 0 ? fb_buf_steal(&out, &len) : NULL;
+    fb_buf_free(&out);
+    if (!text)
+        return (fb_http_reply){0, NULL, 0};
+    return fb_http_reply_text(MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}

@@ -1,0 +1,88 @@
+/* What the server's files share: the server's state and one request's. Not for the CLI (server.h). */
+#ifndef FB_HTTP_INTERNAL_H
+#define FB_HTTP_INTERNAL_H
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "server/http/admission.h"
+#include "server/http/auth.h"
+#include "server/http/listen.h"
+#include "server/http/metrics.h"
+#include "server/http/router.h"
+#include "server/http/server.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+#define FB_HTTP_RETRY_AFTER "1"             /* seconds, in a 503's Retry-After */
+#define FB_HTTP_DISCARD_MAX (1024UL * 1024) /* bytes of an oversized chunked body read (and dropped) so
+                                               the 413 can still be sent; beyond, the connection is cut */
+#define FB_HTTP_HEADER_MEMORY (32 * 1024)   /* request line + headers; over it libmicrohttpd answers 431 */
+#define FB_HTTP_IDLE_TIMEOUT_S 60           /* a connection with nothing to read or write is closed */
+#define FB_HTTP_SPARE_CONNECTIONS 64        /* connections beyond the admitted requests: probes, metrics,
+                                               idle keep-alive, those being refused */
+#define FB_HTTP_THREAD_STACK (8u << 20)     /* a connection's thread runs fnbox_call, which parses JSON
+                                               nested 2048 levels deep */
+
+typedef struct fb_http_server {
+    fb_http_config cfg;
+    fb_http_tokens *tokens;   /* NULL: no token needed */
+    fb_http_admission adm;
+    fb_http_metrics metrics;
+    fb_http_listener listener;
+    int cancel_pipe[2];       /* [0] is in every running call's cancel watch; written once the grace is over */
+    atomic_bool draining;     /* answers say Connection: close; health says "draining" */
+    pthread_mutex_t mu;
+    unsigned active;          /* requests between their headers and their end (guarded by mu) */
+    struct MHD_Daemon *daemon;
+} fb_http_server;
+
+enum { FB_HTTP_PLACE_NONE, FB_HTTP_PLACE_QUEUED, FB_HTTP_PLACE_RUNNING };
+
+/* One request, from its headers to its end (libmicrohttpd's completion callback frees it). */
+typedef struct fb_http_exchange {
+    fb_http_server *srv;
+    struct MHD_Connection *conn;
+    double t0;                /* monotonic ms at the headers */
+    char method[16];
+    char *path;
+    fb_http_match match;
+    bool has_body;            /* Content-Length > 0 or chunked */
+    fb_buf body;              /* the body of a route that takes one, at most cfg.max_body bytes */
+    uint64_t discarded;       /* bytes dropped once the body went over the maximum */
+    bool too_large;
+    bool refused;             /* refusal holds the answer decided at the headers */
+    fb_error refusal;
+    int place;                /* FB_HTTP_PLACE_*: what this request holds of the admission */
+    unsigned status;          /* the status sent, 0 before */
+    uint64_t bytes;           /* the size of the body sent */
+} fb_http_exchange;
+
+/* A route's answer. resp NULL: none (out of memory, or the client is gone): the connection is closed. */
+typedef struct fb_http_reply {
+    unsigned status;
+    struct MHD_Response *resp;
+    uint64_t bytes; /* the body's size, for the log */
+} fb_http_reply;
+
+/* reply.c */
+unsigned fb_http_status_of_kind(fb_errkind kind);
+unsigned fb_http_status_of_call(int rc);
+fb_http_reply fb_http_reply_error(const fb_error *err);
+/* A JSON body that the response frees with free_fn; newline adds "\n" after it (as `fnbox call` prints). */
+fb_http_reply fb_http_reply_json(unsigned status, char *text, size_t len, void (*free_fn)(void *), bool newline);
+fb_http_reply fb_http_reply_text(unsigned status, const char *content_type, char *text, size_t len);
+
+/* handlers.c, call.c: each route's answer once its request is complete. */
+fb_http_reply fb_http_handle_health(fb_http_exchange *x);
+fb_http_reply fb_http_handle_metrics(fb_http_exchange *x);
+fb_http_reply fb_http_handle_call(fb_http_exchange *x);
+/* At the headers of POST /v1/call: what refuses it before its body is read; takes a queue place. */
+int fb_http_call_begin(fb_http_exchange *x, fb_error *err);
+
+/* server.c */
+const char *fb_http_header(const fb_http_exchange *x, const char *name);
+
+#endif

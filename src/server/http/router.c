@@ -1,0 +1,65 @@
+/* The route table: one line per method a path answers. A new route is one line here, one handler in
+ * server.c's dispatch table, and one metrics label (fb_http_route_name). */
+#include "server/http/router.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct route {
+    const char *method;
+    const char *path;
+    fb_http_route_id id;
+    bool public;
+    bool takes_body;
+} route;
+
+/* HEAD is GET without the body (libmicrohttpd leaves it out), as HTTP wants for every GET resource. */
+static const route k_routes[] = {
+    {"GET", "/v1/health", FB_HTTP_ROUTE_HEALTH, true, false},
+    {"HEAD", "/v1/health", FB_HTTP_ROUTE_HEALTH, true, false},
+    {"POST", "/v1/call", FB_HTTP_ROUTE_CALL, false, true},
+    {"GET", "/metrics", FB_HTTP_ROUTE_METRICS, false, false},
+    {"HEAD", "/metrics", FB_HTTP_ROUTE_METRICS, false, false},
+};
+enum { NROUTES = sizeof k_routes / sizeof k_routes[0] };
+
+static const char *const k_names[FB_HTTP_ROUTE_COUNT] = {
+    [FB_HTTP_ROUTE_NONE] = "unmatched",
+    [FB_HTTP_ROUTE_HEALTH] = "/v1/health",
+    [FB_HTTP_ROUTE_CALL] = "/v1/call",
+    [FB_HTTP_ROUTE_METRICS] = "/metrics",
+};
+
+const char *fb_http_route_name(fb_http_route_id id)
+{
+    return (unsigned)id < FB_HTTP_ROUTE_COUNT ? k_names[id] : k_names[FB_HTTP_ROUTE_NONE];
+}
+
+static void add_allow(fb_http_match *m, const char *method)
+{
+    size_t n = strlen(m->allow);
+    snprintf(m->allow + n, sizeof m->allow - n, "%s%s", n ? ", " : "", method);
+}
+
+void fb_http_route_match(const char *method, const char *path, fb_http_match *m)
+{
+    memset(m, 0, sizeof *m);
+    m->kind = FB_HTTP_MATCH_NO_PATH;
+    if (!method || !path)
+        return;
+    for (size_t i = 0; i < NROUTES; i++) {
+        const route *r = &k_routes[i];
+        if (strcmp(r->path, path) != 0)
+            continue;
+        m->route = r->id;
+        m->public = r->public;
+        if (strcmp(r->method, method) == 0) {
+            m->kind = FB_HTTP_MATCH_OK;
+            m->takes_body = r->takes_body;
+            m->allow[0] = '\0';
+            return;
+        }
+        m->kind = FB_HTTP_MATCH_NO_METHOD;
+        add_allow(m, r->method);
+    }
+}

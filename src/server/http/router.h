@@ -1,0 +1,37 @@
+/* The routes of `fnbox serve`: a method and a path to a route, or why there is none (404, or 405 with the
+ * methods the path has). Pure: no I/O, no libmicrohttpd. */
+#ifndef FB_HTTP_ROUTER_H
+#define FB_HTTP_ROUTER_H
+#include <stdbool.h>
+
+typedef enum fb_http_route_id {
+    FB_HTTP_ROUTE_NONE = 0, /* no such path */
+    FB_HTTP_ROUTE_HEALTH,   /* GET /v1/health */
+    FB_HTTP_ROUTE_CALL,     /* POST /v1/call */
+    FB_HTTP_ROUTE_METRICS,  /* GET /metrics */
+    FB_HTTP_ROUTE_COUNT
+} fb_http_route_id;
+
+typedef enum fb_http_match_kind {
+    FB_HTTP_MATCH_OK,        /* route and method found */
+    FB_HTTP_MATCH_NO_PATH,   /* 404 */
+    FB_HTTP_MATCH_NO_METHOD, /* 405: the path exists with the methods in `allow` */
+} fb_http_match_kind;
+
+#define FB_HTTP_ALLOW_MAX 64
+
+typedef struct fb_http_match {
+    fb_http_match_kind kind;
+    fb_http_route_id route; /* the path's route (also for NO_METHOD, so that metrics name it); NONE for
+                               NO_PATH */
+    bool public;            /* the path needs no bearer token (GET /v1/health, for probes) */
+    bool takes_body;        /* the route reads a request body */
+    char allow[FB_HTTP_ALLOW_MAX]; /* NO_METHOD: "GET, HEAD", the Allow header's value */
+} fb_http_match;
+
+/* Exact, case-sensitive match of the path (no query string: libmicrohttpd strips it) and the method. */
+void fb_http_route_match(const char *method, const char *path, fb_http_match *m);
+/* The route's path as metrics label it ("/v1/call"), "unmatched" for FB_HTTP_ROUTE_NONE. */
+const char *fb_http_route_name(fb_http_route_id id);
+
+#endif

@@ -1,0 +1,84 @@
+/* The route table (server/http/router.c): each route with its method, the 405 with the path's methods
+ * listed for Allow, the 404 for everything else (near misses included), and the metrics labels. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "server/http/router.h"
+
+typedef struct row {
+    const char *method, *path;
+    fb_http_match_kind kind;
+    fb_http_route_id route;
+    bool public, takes_body;
+    const char *allow;
+} row;
+
+static const row k_rows[] = {
+    {"GET", "/v1/health", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_HEALTH, true, false, ""},
+    {"HEAD", "/v1/health", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_HEALTH, true, false, ""},
+    {"POST", "/v1/health", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_HEALTH, true, false, "GET, HEAD"},
+    {"POST", "/v1/call", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_CALL, false, true, ""},
+    {"GET", "/v1/call", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_CALL, false, false, "POST"},
+    {"PUT", "/v1/call", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_CALL, false, false, "POST"},
+    {"post", "/v1/call", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_CALL, false, false, "POST"}, /* methods are case-sensitive */
+    {"GET", "/metrics", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_METRICS, false, false, ""},
+    {"DELETE", "/metrics", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_METRICS, false, false, "GET, HEAD"},
+    {"GET", "/", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"GET", "", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"GET", "/v1/health/", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"GET", "/V1/health", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"GET", "//v1/health", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"POST", "/v1/call/x", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"POST", "/v1/execute", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""}, /* a later step */
+    {"GET", "/v1/sessions", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+};
+
+static void test_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof k_rows / sizeof *k_rows; i++) {
+        const row *r = &k_rows[i];
+        fb_http_match m;
+        fb_http_route_match(r->method, r->path, &m);
+        if (m.kind != r->kind || m.route != r->route || m.public != r->public || m.takes_body != r->takes_body ||
+            strcmp(m.allow, r->allow) != 0)
+            fail_msg("%s %s: kind %d route %d public %d body %d allow '%s'", r->method, r->path, m.kind, m.route,
+                     m.public, m.takes_body, m.allow);
+    }
+}
+
+static void test_null(void **state)
+{
+    (void)state;
+    fb_http_match m;
+    fb_http_route_match(NULL, "/v1/health", &m);
+    assert_int_equal(m.kind, FB_HTTP_MATCH_NO_PATH);
+    fb_http_route_match("GET", NULL, &m);
+    assert_int_equal(m.kind, FB_HTTP_MATCH_NO_PATH);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_NONE), "unmatched");
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_HEALTH), "/v1/health");
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_CALL), "/v1/call");
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_METRICS), "/metrics");
+    assert_string_equal(fb_http_route_name((fb_http_route_id)99), "unmatched");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_null),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
