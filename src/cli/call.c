@@ -36,19 +36,6 @@ static const char k_help[] =
     "  3  the sandbox could not be set up (error.type SandboxSetupFailed or KernelFeatureMissing)\n";
 
 
-/* Terminating signals arrive on a signalfd that the library watches as its cancel fd. */
-static int cancel_fd_open(void)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-        return -1;
-    return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
 /* --stream: one NDJSON line per chunk, flushed at once (a pipe reader sees it while the function runs). */
 static void print_chunk(void *ctx, const char *stream, const char *data, size_t len)
 {
@@ -134,7 +121,7 @@ int cli_call(int argc, char **argv)
         fprintf(stderr, "fnbox call: cannot read %s: %s\n", path, strerror(e));
         return CLI_EXIT_USAGE;
     }
-    fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cancel_fd_open(),
+    fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cli_stop_signal_fd(SFD_NONBLOCK), /* the library's cancel fd */
                                .output = stream ? print_chunk : NULL};
     char *result = NULL;
     size_t rlen = 0;

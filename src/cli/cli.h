@@ -15,6 +15,10 @@
 /* Reads FILE (or stdin for "-") whole, up to CLI_MAX_INPUT bytes; caller frees *out. -1 with errno. */
 int cli_read_input(const char *path, char **out, size_t *len);
 
+/* Blocks SIGINT, SIGTERM and SIGHUP (in this thread and the threads it starts after) and returns a
+ * signalfd that reads them (flags: more SFD_* flags, e.g. SFD_NONBLOCK), or -1 with errno. */
+int cli_stop_signal_fd(int flags);
+
 int cli_call(int argc, char **argv);
 int cli_doctor(int argc, char **argv);
 int cli_infer(int argc, char **argv);

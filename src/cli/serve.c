@@ -162,15 +162,9 @@ static unsigned cpu_count(void)
  * ignored: a client gone, or a closed stderr, is an error to handle, not a reason to die. */
 static int stop_fd_open(void)
 {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-        return -1;
+    int fd = cli_stop_signal_fd(0);
     signal(SIGPIPE, SIG_IGN);
-    return signalfd(-1, &set, SFD_CLOEXEC);
+    return fd;
 }
 
 /* Each connection and each running call hold descriptors (a call several), and the connection limit can
