@@ -37,6 +37,19 @@ bool fb_args_is_positional(const fb_param *p)
     return is_positional_kind(p->kind);
 }
 
+fb_args_shape fb_args_shape_of(const fb_function_sig *sig)
+{
+    fb_args_shape s = {0};
+    for (size_t j = 0; j < sig->nparams; j++) {
+        const fb_param *p = &sig->params[j];
+        s.npos += fb_args_is_positional(p);
+        s.nreq += fb_args_is_positional(p) && !p->has_default;
+        s.var_positional |= p->kind == FB_PARAM_VAR_POSITIONAL;
+        s.var_keyword |= p->kind == FB_PARAM_VAR_KEYWORD;
+    }
+    return s;
+}
+
 const char *fb_args_fname(const fb_function_sig *sig)
 {
     return sig && sig->name ? sig->name : "function";

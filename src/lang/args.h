@@ -58,6 +58,13 @@ int fb_normalize_c(const fb_function_sig *sig, const fb_arg_errors *types, fb_ca
 const char *fb_args_fname(const fb_function_sig *sig);
 /* Whether p is bound by position (positional or positional-only). */
 bool fb_args_is_positional(const fb_param *p);
+/* What a signature takes: positional parameters, how many of them are required, and whether it has a
+ * rest parameter (*args, ...) and a keyword catch-all (**kwargs). */
+typedef struct fb_args_shape {
+    size_t npos, nreq;
+    bool var_positional, var_keyword;
+} fb_args_shape;
+fb_args_shape fb_args_shape_of(const fb_function_sig *sig);
 /* The i-th positional (or positional-only) parameter, or NULL. */
 const fb_param *fb_args_positional(const fb_function_sig *sig, size_t i);
 /* The first parameter named `name`, or NULL; *index (when index is not NULL) gets its positional index. */

@@ -47,15 +47,9 @@ int fb_normalize_c(const fb_function_sig *sig, const fb_arg_errors *types, fb_ca
 {
     if (!sig)
         return 0;
-    size_t npos = 0, nreq = 0;
-    bool variadic = false, any_keyword = false;
-    for (size_t j = 0; j < sig->nparams; j++) {
-        const fb_param *p = &sig->params[j];
-        npos += fb_args_is_positional(p);
-        nreq += fb_args_is_positional(p) && !p->has_default;
-        variadic |= p->kind == FB_PARAM_VAR_POSITIONAL; /* `...`: refused later, before compiling */
-        any_keyword |= p->kind == FB_PARAM_VAR_KEYWORD;
-    }
+    fb_args_shape shape = fb_args_shape_of(sig); /* a `...` rest is refused later, before compiling */
+    size_t npos = shape.npos, nreq = shape.nreq;
+    bool variadic = shape.var_positional, any_keyword = shape.var_keyword;
     if (fb_args_fill_holes(sig, ca, err) < 0 || check_keywords(sig, types, ca, any_keyword, err) < 0 ||
         fb_args_place_named(sig, types, "arguments are passed by position", ca, err) < 0)
         return -1;

@@ -63,15 +63,9 @@ int fb_normalize_ruby(const fb_function_sig *sig, const fb_arg_errors *types, fb
 {
     if (!sig)
         return 0;
-    size_t npos = 0, nreq = 0;
-    bool varargs = false, varkw = false;
-    for (size_t j = 0; j < sig->nparams; j++) {
-        const fb_param *p = &sig->params[j];
-        npos += fb_args_is_positional(p);
-        nreq += fb_args_is_positional(p) && !p->has_default;
-        varargs |= p->kind == FB_PARAM_VAR_POSITIONAL;
-        varkw |= p->kind == FB_PARAM_VAR_KEYWORD;
-    }
+    fb_args_shape shape = fb_args_shape_of(sig);
+    size_t npos = shape.npos, nreq = shape.nreq;
+    bool varargs = shape.var_positional, varkw = shape.var_keyword;
     if (fb_args_fill_holes(sig, ca, err) < 0 || check_keywords(sig, types, ca, varkw, err) < 0 ||
         fb_args_place_named(sig, types, "Ruby binds positional parameters in order", ca, err) < 0)
         return -1;
