@@ -18,6 +18,9 @@
 #include "util/defences.h"
 #include "util/fd.h"
 
+/* How long destroying a call's cgroups waits for its last processes to leave (see remove_dir). */
+#define FB_CGROUP_DRAIN_SECONDS 15.0
+
 #define CGROOT "/sys/fs/cgroup"
 
 static int write_text(const char *dir, const char *file, const char *text)
@@ -312,11 +315,20 @@ static int kill_listed(const char *dir)
     return listed;
 }
 
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Empties and removes one cgroup. Normally every process is gone already (killing the PID namespace's init
- * kills them all, and fnbox reaped init), but the last ones may still be leaving. Kill whatever is left
- * (cgroup.kill on v2, Linux 5.14+; each listed pid on v1), wait until it is empty, remove it. Bounded:
- * after ~2 s a cgroup that will not empty is left behind rather than hang the call. */
-static void remove_dir(char *dir, bool v2)
+ * kills them all, and fnbox reaped init), but the last ones may still be leaving: a memory-killed process
+ * on cgroup v1 was seen listed for 2-4 s after its init was reaped, on a loaded 2-core machine. Kill
+ * whatever is left (cgroup.kill on v2, Linux 5.14+; each listed pid on v1), wait until it is empty, remove
+ * it. Bounded by `deadline` (shared by the call's cgroups): a cgroup that will not empty by then is left
+ * behind rather than hang the call forever. */
+static void remove_dir(char *dir, bool v2, double deadline)
 {
     if (!dir[0])
         return;
@@ -325,7 +337,7 @@ static void remove_dir(char *dir, bool v2)
         dir[0] = '\0';
         return;
     }
-    for (int i = 0; i < 400 && rmdir(dir) < 0 && errno == EBUSY; i++) {
+    for (int i = 0; rmdir(dir) < 0 && errno == EBUSY && now_seconds() < deadline; i++) {
         if (i == 2 || i % 50 == 49) { /* not at once: the exiting tasks usually leave within a millisecond */
             if (!v2 || write_text(dir, "cgroup.kill", "1") < 0)
                 (void)kill_listed(dir);
@@ -342,8 +354,9 @@ void fb_cgroup_destroy(fb_cgroup *cg)
     fb_close(&cg->tasks_fd[1]);
     if (cg->v2 && strcmp(cg->memory_dir, cg->pids_dir) == 0)
         cg->pids_dir[0] = '\0';
-    remove_dir(cg->memory_dir, cg->v2);
-    remove_dir(cg->pids_dir, cg->v2);
+    double deadline = now_seconds() + FB_CGROUP_DRAIN_SECONDS;
+    remove_dir(cg->memory_dir, cg->v2, deadline);
+    remove_dir(cg->pids_dir, cg->v2, deadline);
 }
 
 static int set_limit(int resource, rlim_t soft, rlim_t hard, const char *name, fb_error *err)
