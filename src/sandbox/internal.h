@@ -99,10 +99,82 @@ void fb_cgroup_destroy(fb_cgroup *cg);
 int fb_rlimits_apply(const fb_sandbox_limits *lim, bool memory_by_cgroup, bool pids_by_cgroup,
                      fb_error *err);                                   /* [child] */
 
+/* spawn.c: what init and the program share (a copy of it lives in init, then in each program). */
+typedef struct fb_child_ctx {
+    const fb_sandbox_spec *spec;
+    const fb_bpf *bpf;
+    fb_idmap idmap;
+    bool memory_by_cgroup, pids_by_cgroup;
+    bool await_cgroup; /* init waits for the parent's "joined" before it starts the program */
+    int tasks_fd[2];   /* FB_JOIN_PROGRAM_ITSELF: the program moves itself into the call's cgroup */
+    int oom_adj;       /* the program's oom_score_adj (the host's own), restored when init's was lowered */
+    bool oom_restore;
+    int out_w, err_w, report_w, sync_fd, result_fd, input_r; /* init keeps these descriptors only */
+    int parent_ends[5]; /* the parent's ends of the same pipes */
+    int fuse_fds[FB_SANDBOX_MAX_FUSE];
+    /* What the program runs: the spec's (one-shot), or a spawn request's (a long-lived sandbox). */
+    const char *exec_path;
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;    /* NULL: init's (the workdir) */
+    bool input_on_stdin; /* the input pipe is the program's fd 0 (a command's stdin), not fd 4 */
+    bool serve;         /* long-lived: init serves spawn requests on ctl_fd instead of forking one program */
+    int ctl_fd;         /* serve: init's end of the control socket (SOCK_SEQPACKET) */
+} fb_child_ctx;
+/* The parent's and init's ends of a sandbox's pipes and sockets (-1 once closed). */
+typedef struct fb_run_fds {
+    int out[2], err[2], report[2], sync[2], input[2];
+    int ctl[2];          /* serve: the control socket (SOCK_SEQPACKET) */
+    int result, pidfd;
+} fb_run_fds;
+
+/* A sandbox: its init (our child) and what the parent keeps of it. */
+struct fb_sandbox {
+    const fb_sandbox_spec *spec;
+    fb_cgroup cg;
+    fb_bpf bpf;
+    fb_idmap idmap;
+    pid_t pid;                /* init; -1 once reaped */
+    fb_run_fds f;
+    fb_sandbox_outcome setup; /* a long-lived sandbox's scratch roots, handed out at creation */
+};
+#define FB_SANDBOX_CREATE_TIMEOUT_S 30 /* a long-lived sandbox's init has this long to build its root */
+
+/* The spawn request a long-lived sandbox's init reads from its control socket (one message): this header,
+ * then len bytes of NUL-terminated strings: exec_path, cwd ("" for the workdir), argc argv strings, envc
+ * envp strings. The descriptors come with it (SCM_RIGHTS), in this order: stdout and stderr write ends,
+ * the report pipe's write end, the command's own SO_PASSCRED socket, and with FB_SPAWN_STDIN the stdin
+ * pipe's read end. */
+typedef struct fb_spawn_hdr {
+    char tag;                 /* 'x' */
+    unsigned char flags;      /* FB_SPAWN_* */
+    unsigned short reserved;
+    unsigned argc, envc, len;
+} fb_spawn_hdr;
+#define FB_SPAWN_STDIN 1
+#define FB_SPAWN_MAX_ARGS 4096    /* argv and envp entries, each */
+#define FB_SPAWN_MAX_BYTES (192u * 1024) /* the strings, in all: under a SOCK_SEQPACKET's default buffer */
+#define FB_SPAWN_FDS 5
+
+/* The program's wait status as an outcome (exited/exit_code or term_signal). */
+void fb_sandbox_decode_status(int st, fb_sandbox_outcome *out);
+
+/* [child] Reports a set-up failure on report_fd ("E<kind>: <message>") and exits 127. */
+__attribute__((noreturn)) void fb_child_fail(int report_fd, const fb_error *err);
+/* [child] The program's half: join the cgroup, fds, rlimits, Landlock, caps, seccomp, execve. */
+__attribute__((noreturn)) void fb_program_main(const fb_child_ctx *c);
+/* [child] Forks the program, reports its wait status ("S<int>"; with c->serve then "U<struct rusage>" of
+ * everything it started), kills what is left of its PID namespace and exits. */
+__attribute__((noreturn)) void fb_init_run_program(const fb_child_ctx *c);
+/* [child] serve.c: init of a long-lived sandbox, once its root is built: serve spawn requests on
+ * c->ctl_fd until the parent closes it, then exit (the kernel kills what is left). */
+__attribute__((noreturn)) void fb_init_serve(fb_child_ctx *c);
+
 /* supervise.c */
 typedef struct fb_supervise_io {
     pid_t init_pid;
     int pidfd;
+    bool foreign;          /* init is not our child (a spawned program's): no wait4; the report has its usage */
     int out_fd, err_fd, report_fd, cancel_fd;
     int started_fd;        /* SO_PASSCRED socket: the program says "started" on it, with its pid */
     int *input_fd;         /* non-blocking write end of the program's fd 4 (or -1): closed and set to -1

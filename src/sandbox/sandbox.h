@@ -128,4 +128,40 @@ typedef struct fb_sandbox_outcome {
 int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err);
 void fb_sandbox_outcome_free(fb_sandbox_outcome *out);
 
+/* ---- A long-lived sandbox: create, exec any number of programs (also at once), destroy. ----
+ * The same isolation as fb_sandbox_run: namespaces, root, cgroup (shared by every program of the sandbox),
+ * seccomp, Landlock and rlimits per program. spec describes the sandbox (its exec_path, argv, envp, input
+ * and inert_until_input are not used; limits.timeout_s is unused too: each program has its own) and must
+ * stay valid, with everything it points to, until fb_sandbox_destroy. Each program runs in a PID
+ * namespace of its own, nested in the sandbox's: when it ends, is killed at its deadline or cancelled,
+ * every process it started ends with it (daemonized ones included). */
+typedef struct fb_sandbox fb_sandbox;
+
+typedef struct fb_sandbox_program {
+    const char *exec_path;        /* absolute path inside the sandbox */
+    char *const *argv;            /* NULL-terminated */
+    char *const *envp;            /* NULL-terminated; the whole environment */
+    const char *cwd;              /* absolute path inside; NULL: the workdir */
+    const char *input;            /* the program's stdin (a pipe, then EOF); NULL: /dev/null */
+    size_t input_len;
+    double timeout_s;             /* wall-clock deadline */
+    size_t output_bytes;          /* per stream */
+    int cancel_fd;                /* readable => kill it (outcome.cancelled); -1 for none */
+    void (*on_output)(void *ctx, int stream, const char *data, size_t len); /* as fb_sandbox_spec's */
+    void *output_ctx;
+} fb_sandbox_program;
+
+/* Builds the sandbox and leaves its init waiting for programs. -1 with FB_ERR_SANDBOX_SETUP or
+ * FB_ERR_KERNEL_FEATURE as fb_sandbox_run. Thread-safe. */
+int fb_sandbox_create(const fb_sandbox_spec *spec, fb_sandbox **sb, fb_error *err);
+/* Runs one program to its end (supervised as fb_sandbox_run's; out.result stays empty). 0 when it ran,
+ * whatever it did; -1 when it could not start. out is always initialised; release it with
+ * fb_sandbox_outcome_free. Several threads may exec in one sandbox at once. */
+int fb_sandbox_exec(fb_sandbox *sb, const fb_sandbox_program *prog, fb_sandbox_outcome *out, fb_error *err);
+/* The scratch roots handed out at creation (spec.keep_scratch), valid until destroy. */
+const fb_sandbox_outcome *fb_sandbox_scratch(const fb_sandbox *sb);
+/* Kills every process of the sandbox and removes its cgroup; its mounts go with its last process. No exec
+ * may be running. NULL is a no-op. */
+void fb_sandbox_destroy(fb_sandbox *sb);
+
 #endif

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -53,21 +54,8 @@
 
 #define NS_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
 
-typedef struct child_ctx {
-    const fb_sandbox_spec *spec;
-    const fb_bpf *bpf;
-    fb_idmap idmap;
-    bool memory_by_cgroup, pids_by_cgroup;
-    bool await_cgroup; /* init waits for the parent's "joined" before it starts the program */
-    int tasks_fd[2];   /* FB_JOIN_PROGRAM_ITSELF: the program moves itself into the call's cgroup */
-    int oom_adj;       /* the program's oom_score_adj (the host's own), restored when init's was lowered */
-    bool oom_restore;
-    int out_w, err_w, report_w, sync_fd, result_fd, input_r; /* init keeps these descriptors only */
-    int parent_ends[5]; /* the parent's ends of the same pipes */
-    int fuse_fds[FB_SANDBOX_MAX_FUSE];
-} child_ctx;
 
-static __attribute__((noreturn)) void child_fail(int report_fd, const fb_error *err)
+__attribute__((noreturn)) void fb_child_fail(int report_fd, const fb_error *err)
 {
     char msg[FB_SANDBOX_MAX_SETUP_MSG];
     int n = snprintf(msg, sizeof msg, "E%s: %s", fb_errkind_name(err->kind), err->message);
@@ -77,22 +65,30 @@ static __attribute__((noreturn)) void child_fail(int report_fd, const fb_error *
     _exit(127);
 }
 
-/* Moves the program's descriptors into place: 0 /dev/null, 1-2 pipes, 3 result, 4 input. */
-static int setup_fds(const child_ctx *c, fb_error *err)
+/* Moves the program's descriptors into place: 0 /dev/null, 1-2 pipes, 3 result, 4 input; a spawned
+ * command has its input (or /dev/null) on 0 and nothing on 3 and 4. */
+static int setup_fds(const fb_child_ctx *c, fb_error *err)
 {
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0)
+    int devnull = -1;
+    if (!(c->input_on_stdin && c->input_r >= 0) && (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "open /dev/null");
     int src[5] = {devnull, c->out_w, c->err_w, c->result_fd, c->input_r};
+    if (c->input_on_stdin) {
+        src[0] = c->input_r >= 0 ? c->input_r : devnull;
+        src[4] = -1;
+    }
     int high[5];
     for (int i = 0; i < 5; i++) { /* first lift every source above the targets to avoid clobbering */
         high[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 16);
         if (src[i] >= 0 && high[i] < 0)
             return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "dup fd %d", src[i]);
     }
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5; i++) {
         if (high[i] >= 0 && dup2(high[i], i) < 0)
             return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "dup2 to fd %d", i);
+        if (high[i] < 0 && i >= 3)
+            (void)close(i); /* nothing of init's may stay on a slot the program gets nothing on */
+    }
     /* Everything else (including fds a library caller leaked without O_CLOEXEC) closes at execve. */
     if (!fb_defence_disabled("fds") && syscall(SYS_close_range, 5U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "close_range");
@@ -128,7 +124,7 @@ static char *const *with_host_environ(char *const *envp)
  * to root while we are non-dumpable like init: dumpable now, as execve would make us anyway (no other
  * process of the call exists yet). What stays is oom_score_adj_min at -1000, so a program could lower
  * itself again by writing the file; Landlock gives it no write right anywhere under /proc. */
-static int restore_oom_adj(const child_ctx *c, fb_error *err)
+static int restore_oom_adj(const fb_child_ctx *c, fb_error *err)
 {
     if (!c->oom_restore)
         return 0;
@@ -147,29 +143,31 @@ static int restore_oom_adj(const child_ctx *c, fb_error *err)
     return 0;
 }
 
-static __attribute__((noreturn)) void program_main(const child_ctx *c)
+__attribute__((noreturn)) void fb_program_main(const fb_child_ctx *c)
 {
     fb_error err = {0};
     const fb_sandbox_spec *spec = c->spec;
     /* First of all, before anything of the caller's can run (v1; the other ways happen in the parent). */
     if (fb_cgroup_join_self(c->tasks_fd, &err) < 0)
-        child_fail(c->report_w, &err);
+        fb_child_fail(c->report_w, &err);
     reset_signals();
     if (restore_oom_adj(c, &err) < 0)
-        child_fail(c->report_w, &err);
+        fb_child_fail(c->report_w, &err);
     /* Tell the parent we exist; the kernel attaches our credentials, pid included. */
     if (send(c->sync_fd, "p", 1, MSG_NOSIGNAL) != 1)
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "announcing the program");
     else if (setsid() < 0)
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "setsid");
+    else if (c->cwd && chdir(c->cwd) < 0)
+        fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "chdir %s", c->cwd);
     else if (fb_userns_lock_mounts(&err) == 0 && fb_rootfs_seal_proc(&err) == 0 && setup_fds(c, &err) == 0 &&
              fb_rlimits_apply(&spec->limits, c->memory_by_cgroup, c->pids_by_cgroup, &err) == 0 &&
              fb_landlock_apply(spec, &err) == 0 && fb_caps_drop_all(&err) == 0 &&
              fb_seccomp_load(c->bpf, &err) == 0) {
-        execve(spec->exec_path, spec->argv, fb_defence_disabled("env") ? with_host_environ(spec->envp) : spec->envp);
-        fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "execve %s", spec->exec_path);
+        execve(c->exec_path, c->argv, fb_defence_disabled("env") ? with_host_environ(c->envp) : c->envp);
+        fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "execve %s", c->exec_path);
     }
-    child_fail(c->report_w, &err);
+    fb_child_fail(c->report_w, &err);
 }
 
 /* init is a fork of whatever program called the library: blank out its command line (our copy of it,
@@ -243,7 +241,7 @@ static int send_fds(int sock, const int *fds, size_t n, fb_error *err)
 
 /* Builds the root, passes the mounts' connections, the proxy's socket and the scratch roots out, enters
  * the workdir. */
-static int prepare_root(const child_ctx *c, fb_error *err)
+static int prepare_root(const fb_child_ctx *c, fb_error *err)
 {
     const fb_sandbox_spec *spec = c->spec;
     int fds[MAX_PASSED_FDS];
@@ -275,7 +273,7 @@ static int prepare_root(const child_ctx *c, fb_error *err)
  * pipes, but also other calls' pipes when the host runs calls from several threads (a copy of another
  * call's input write end held here would keep that call's harness from ever seeing EOF, and that call's
  * init could hold ours: a deadlock), and whatever else the host has open. */
-static void close_inherited_fds(const child_ctx *c)
+static void close_inherited_fds(const fb_child_ctx *c)
 {
     if (fb_defence_disabled("fds")) { /* test builds: keep the host's, close only what would hang us */
         for (size_t i = 0; i < sizeof c->parent_ends / sizeof *c->parent_ends; i++)
@@ -283,9 +281,9 @@ static void close_inherited_fds(const child_ctx *c)
         return;
     }
     int keep[] = {c->out_w, c->err_w, c->report_w, c->sync_fd, c->result_fd, c->input_r, c->tasks_fd[0],
-                  c->tasks_fd[1]};
+                  c->tasks_fd[1], c->ctl_fd};
     size_t n = sizeof keep / sizeof *keep;
-    for (size_t i = 1; i < n; i++) /* insertion sort: eight entries */
+    for (size_t i = 1; i < n; i++) /* insertion sort: nine entries */
         for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
             int t = keep[j];
             keep[j] = keep[j - 1];
@@ -302,7 +300,7 @@ static void close_inherited_fds(const child_ctx *c)
     (void)syscall(SYS_close_range, first, ~0U, 0U);
 }
 
-static __attribute__((noreturn)) void init_main(child_ctx *c)
+static __attribute__((noreturn)) void init_main(fb_child_ctx *c)
 {
     fb_error err = {0};
     close_inherited_fds(c);
@@ -311,46 +309,58 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
     if (read(c->sync_fd, &go, 1) != 1) /* the parent failed to set us up: it reports why */
         _exit(126);
     if (open_fuse_devices(c->spec, c->fuse_fds, &err) < 0)
-        child_fail(c->report_w, &err);
+        fb_child_fail(c->report_w, &err);
     /* Non-dumpable (only now: the parent needed our /proc files to write the id maps). The program
      * runs as the same uid and could otherwise open /proc/1/mem, take over init and forge its report.
      * execve() makes the program itself dumpable again. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "prctl(PR_SET_DUMPABLE)");
-        child_fail(c->report_w, &err);
+        fb_child_fail(c->report_w, &err);
     }
     if (fb_userns_become_inner(&c->idmap, &err) < 0)
-        child_fail(c->report_w, &err);
+        fb_child_fail(c->report_w, &err);
     /* If fnbox dies (even by SIGKILL), its call dies with it. Set after the credential change, which
      * clears it; the parent keeps its end of the sync socket open until it reaps us, so a hang-up there
-     * means it died before the prctl took effect. */
+     * means it died before the prctl took effect. A long-lived sandbox outlives the thread that made it
+     * (the death signal follows the creating thread, not the process): it ends when the control socket
+     * reaches EOF instead, which the kernel does when fnbox dies. */
     struct pollfd parent = {.fd = c->sync_fd, .events = POLLRDHUP};
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&parent, 1, 0) != 0)
+    if ((!c->serve && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) || poll(&parent, 1, 0) != 0)
         _exit(126);
     /* Our cgroup namespace's root is fnbox's own cgroup: /proc/self/cgroup inside shows no host path above
      * it, only the call's cgroup below it. */
     if (unshare(CLONE_NEWCGROUP) < 0) {
         fb_set_error(&err, FB_ERR_KERNEL_FEATURE, errno, "unshare(CLONE_NEWCGROUP)");
-        child_fail(c->report_w, &err);
+        fb_child_fail(c->report_w, &err);
     }
     if (sethostname("fnbox", 5) < 0) {
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "sethostname");
-        child_fail(c->report_w, &err);
+        fb_child_fail(c->report_w, &err);
     }
     if (prepare_root(c, &err) < 0 || fb_netns_up(&err) < 0)
-        child_fail(c->report_w, &err);
+        fb_child_fail(c->report_w, &err);
     if (c->await_cgroup && (read(c->sync_fd, &go, 1) != 1 || go != 'j'))
         _exit(126); /* the parent could not move us into the call's cgroup: it reports why */
+    if (c->serve)
+        fb_init_serve(c);
+    fb_init_run_program(c);
+}
+
+/* [child] The init of one program (of a one-shot sandbox, or of a spawned program's own PID namespace):
+ * start it, report how it ended, leave nothing behind. */
+__attribute__((noreturn)) void fb_init_run_program(const fb_child_ctx *c)
+{
+    fb_error err = {0};
     /* A raw clone, not fork(): glibc's fork takes every malloc arena lock first, and in this clone of a
      * multithreaded host a lock another host thread held at the moment of our clone stays held forever.
      * Nothing between here and execve allocates. */
     pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
     if (pid < 0) {
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "fork program");
-        child_fail(c->report_w, &err);
+        fb_child_fail(c->report_w, &err);
     }
     if (pid == 0)
-        program_main(c);
+        fb_program_main(c);
     for (int i = 0; i < 2; i++)
         if (c->tasks_fd[i] >= 0)
             close(c->tasks_fd[i]);
@@ -379,23 +389,27 @@ static __attribute__((noreturn)) void init_main(child_ctx *c)
         kill(-1, SIGKILL);
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
         ;
+    if (c->serve) { /* a spawned program's init is not the parent's child: its rusage goes in the report */
+        struct rusage ru;
+        char msg[1 + sizeof ru] = {'U'};
+        if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+            memcpy(msg + 1, &ru, sizeof ru);
+            (void)fb_write_all(c->report_w, msg, sizeof msg);
+        }
+    }
     _exit(0);
 }
 
-typedef struct run_fds {
-    int out[2], err[2], report[2], sync[2], input[2];
-    int result, pidfd;
-} run_fds;
-
-static void run_fds_close(run_fds *f)
+static void run_fds_close(fb_run_fds *f)
 {
     int *all[] = {&f->out[0], &f->out[1], &f->err[0], &f->err[1], &f->report[0], &f->report[1],
-                  &f->sync[0], &f->sync[1], &f->input[0], &f->input[1], &f->result, &f->pidfd};
+                  &f->sync[0], &f->sync[1], &f->input[0], &f->input[1], &f->ctl[0], &f->ctl[1], &f->result,
+                  &f->pidfd};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         fb_close(all[i]);
 }
 
-static int run_fds_open(run_fds *f, fb_error *err)
+static int run_fds_open(fb_run_fds *f, bool serve, fb_error *err)
 {
     if (pipe2(f->out, O_CLOEXEC) < 0 || pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->report, O_CLOEXEC) < 0 ||
         pipe2(f->input, O_CLOEXEC) < 0)
@@ -404,6 +418,12 @@ static int run_fds_open(run_fds *f, fb_error *err)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "fcntl(O_NONBLOCK)");
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->sync) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "socketpair");
+    /* A long-lived sandbox's control socket: one spawn request per message, with its descriptors. */
+    if (serve && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->ctl) < 0)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "socketpair(control)");
+    int sndbuf = 512 * 1024; /* room for the largest request (best effort: the default is ~208 KiB) */
+    if (serve)
+        (void)setsockopt(f->ctl[1], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     int one = 1;
     if (setsockopt(f->sync[1], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "setsockopt(SO_PASSCRED)");
@@ -413,7 +433,7 @@ static int run_fds_open(run_fds *f, fb_error *err)
     return 0;
 }
 
-static void decode_status(int st, fb_sandbox_outcome *out)
+void fb_sandbox_decode_status(int st, fb_sandbox_outcome *out)
 {
     if (st < 0)
         return;
@@ -539,48 +559,60 @@ static int join_init(const fb_cgroup *cg, pid_t init, int sync_fd, fb_error *err
     return 0;
 }
 
-/* Parent half after clone: release the child into its namespaces, then supervise it to the end. */
-static int release_and_supervise(const fb_sandbox_spec *spec, pid_t *pidp, const fb_idmap *idmap,
-                                 fb_cgroup *cg, run_fds *f, fb_sandbox_outcome *out, fb_error *err)
+/* Parent half after clone: release init into its namespaces, move it into the cgroup, take the mounts'
+ * connections and the scratch roots it hands out. */
+static int release(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *err)
 {
-    pid_t pid = *pidp;
-    if (fb_userns_write_maps(pid, idmap, err) < 0)
+    const fb_sandbox_spec *spec = sb->spec;
+    fb_run_fds *f = &sb->f;
+    if (fb_userns_write_maps(sb->pid, &sb->idmap, err) < 0)
         return -1;
-    if (cg->join == FB_JOIN_PARENT_INIT)
-        (void)protect_init(pid); /* before "go": init forks nothing before it */
-    f->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (sb->cg.join == FB_JOIN_PARENT_INIT)
+        (void)protect_init(sb->pid); /* before "go": init forks nothing before it */
+    f->pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
     if (f->pidfd < 0)
         return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "pidfd_open (Linux >= 5.3)");
     if (send(f->sync[1], "g", 1, MSG_NOSIGNAL) != 1)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "releasing the sandbox init");
-    fb_close(&cg->tasks_fd[0]); /* init's and the program's now (FB_JOIN_PROGRAM_ITSELF) */
-    fb_close(&cg->tasks_fd[1]);
-    if (cg->join == FB_JOIN_PARENT_INIT && join_init(cg, pid, f->sync[1], err) < 0)
+    fb_close(&sb->cg.tasks_fd[0]); /* init's and the program's now (FB_JOIN_PROGRAM_ITSELF) */
+    fb_close(&sb->cg.tasks_fd[1]);
+    if (sb->cg.join == FB_JOIN_PARENT_INIT && join_init(&sb->cg, sb->pid, f->sync[1], err) < 0)
         return -1;
     if (!spec->input)
         fb_close(&f->input[1]);
-    if (receive_fds(spec, f->sync[1], f->pidfd, out, err) < 0)
-        return -1;
+    return receive_fds(spec, f->sync[1], f->pidfd, out, err);
+}
+
+/* A set-up failure init reported ("<kind>: <message>") as an error. */
+static int report_error(char *report, fb_error *err)
+{
+    char *colon = strstr(report, ": ");
+    if (colon)
+        *colon = '\0';
+    fb_errkind kind = colon ? fb_errkind_from_name(report) : FB_ERR_NONE;
+    return fb_set_error(err, kind != FB_ERR_NONE ? kind : FB_ERR_SANDBOX_SETUP, 0, "sandbox set-up failed: %s",
+                        colon ? colon + 2 : report);
+}
+
+/* One-shot: supervise init's one program to the end. */
+static int supervise_program(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *err)
+{
+    const fb_sandbox_spec *spec = sb->spec;
+    fb_run_fds *f = &sb->f;
     char report[FB_SANDBOX_MAX_SETUP_MSG] = "";
     int st = -1;
-    fb_supervise_io io = {.init_pid = pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
+    fb_supervise_io io = {.init_pid = sb->pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
                           .report_fd = f->report[0], .cancel_fd = spec->cancel_fd, .started_fd = f->sync[1],
                           .input_fd = &f->input[1], .input = spec->input, .input_len = spec->input_len,
-                          .on_started = cg->join == FB_JOIN_PARENT_PROGRAM ? join_cgroup : NULL, .ctx = cg,
+                          .on_started = sb->cg.join == FB_JOIN_PARENT_PROGRAM ? join_cgroup : NULL, .ctx = &sb->cg,
                           .on_output = spec->on_output, .output_ctx = spec->output_ctx};
     int rc = fb_supervise(&io, &spec->limits, out, report, sizeof report, &st, err);
-    *pidp = -1; /* reaped, even on error */
+    sb->pid = -1; /* reaped, even on error */
     if (rc < 0)
         return -1;
-    if (report[0]) {
-        char *colon = strstr(report, ": ");
-        if (colon)
-            *colon = '\0';
-        fb_errkind kind = colon ? fb_errkind_from_name(report) : FB_ERR_NONE;
-        return fb_set_error(err, kind != FB_ERR_NONE ? kind : FB_ERR_SANDBOX_SETUP, 0, "sandbox set-up failed: %s",
-                            colon ? colon + 2 : report);
-    }
-    decode_status(st, out);
+    if (report[0])
+        return report_error(report, err);
+    fb_sandbox_decode_status(st, out);
     return 0;
 }
 
@@ -591,7 +623,7 @@ static int read_result(int fd, fb_buf *result, fb_error *err)
     return 0;
 }
 
-int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err)
+static void outcome_init(const fb_sandbox_spec *spec, fb_sandbox_outcome *out)
 {
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < FB_SANDBOX_MAX_SCRATCH; i++)
@@ -600,27 +632,30 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     fb_buf_init(&out->out, output_cap);
     fb_buf_init(&out->errout, output_cap);
     fb_buf_init(&out->result, spec->limits.result_bytes);
-    run_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
-    fb_bpf bpf = {0};
-    fb_cgroup cg;
-    fb_idmap idmap;
-    pid_t pid = -1;
-    int rc = -1;
+}
 
-    fb_idmap_choose(&idmap);
+/* Makes the cgroup and clones init into fresh namespaces, then releases it (release()). serve: init
+ * builds the root and serves spawn requests (serve.c) instead of starting spec's program. */
+static int start(fb_sandbox *sb, bool serve, fb_sandbox_outcome *out, fb_error *err)
+{
+    const fb_sandbox_spec *spec = sb->spec;
+    fb_run_fds *f = &sb->f;
+    fb_idmap_choose(&sb->idmap);
     /* Test builds ("cgroup-early" switch): every program joins while it starts, as an interpreter does. */
-    if (fb_cgroup_create(&cg, &spec->limits, spec->inert_until_input, err) < 0)
+    if (fb_cgroup_create(&sb->cg, &spec->limits, spec->inert_until_input && !serve, err) < 0)
         return -1;
-    out->memory_limit_mechanism = cg.mechanism;
+    out->memory_limit_mechanism = sb->cg.mechanism;
     (void)fb_landlock_abi(NULL); /* probed once per process, here: the children inherit the answer */
-    if (fb_seccomp_compile(&bpf, err) < 0 || run_fds_open(&f, err) < 0)
-        goto done;
-    child_ctx c = {.spec = spec, .bpf = &bpf, .idmap = idmap, .memory_by_cgroup = cg.memory_dir[0] != '\0',
-                   .pids_by_cgroup = cg.pids_dir[0] != '\0', .await_cgroup = cg.join == FB_JOIN_PARENT_INIT,
-                   .tasks_fd = {cg.tasks_fd[0], cg.tasks_fd[1]}, .oom_restore = cg.join == FB_JOIN_PARENT_INIT,
-                   .oom_adj = cg.join == FB_JOIN_PARENT_INIT ? own_oom_adj() : 0, .out_w = f.out[1], .err_w = f.err[1],
-                   .report_w = f.report[1], .sync_fd = f.sync[0], .result_fd = f.result, .input_r = f.input[0],
-                   .parent_ends = {f.out[0], f.err[0], f.report[0], f.sync[1], f.input[1]}};
+    if (fb_seccomp_compile(&sb->bpf, err) < 0 || run_fds_open(f, serve, err) < 0)
+        return -1;
+    fb_child_ctx c = {.spec = spec, .bpf = &sb->bpf, .idmap = sb->idmap, .memory_by_cgroup = sb->cg.memory_dir[0] != '\0',
+                      .pids_by_cgroup = sb->cg.pids_dir[0] != '\0', .await_cgroup = sb->cg.join == FB_JOIN_PARENT_INIT,
+                      .tasks_fd = {sb->cg.tasks_fd[0], sb->cg.tasks_fd[1]}, .oom_restore = sb->cg.join == FB_JOIN_PARENT_INIT,
+                      .oom_adj = sb->cg.join == FB_JOIN_PARENT_INIT ? own_oom_adj() : 0, .out_w = f->out[1],
+                      .err_w = f->err[1], .report_w = f->report[1], .sync_fd = f->sync[0], .result_fd = f->result,
+                      .input_r = f->input[0], .parent_ends = {f->out[0], f->err[0], f->report[0], f->sync[1], f->input[1]},
+                      .exec_path = spec->exec_path, .argv = spec->argv, .envp = spec->envp, .serve = serve,
+                      .ctl_fd = f->ctl[0]};
     unsigned long ns = NS_FLAGS;
     if (fb_defence_disabled("netns")) /* test builds: the host's network */
         ns &= ~(unsigned long)CLONE_NEWNET;
@@ -630,41 +665,128 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
         ns &= ~(unsigned long)CLONE_NEWPID;
     if (fb_defence_disabled("userns")) /* test builds, as root only: the sandbox is host root */
         ns &= ~(unsigned long)CLONE_NEWUSER;
-    pid = (pid_t)syscall(SYS_clone, ns | SIGCHLD, NULL, NULL, NULL, NULL);
-    if (pid < 0) {
-        fb_set_error(err, errno == EPERM || errno == EINVAL || errno == ENOSPC ? FB_ERR_KERNEL_FEATURE
-                                                                              : FB_ERR_SANDBOX_SETUP,
-                     errno, "clone with new user, mount, pid, net, ipc and uts namespaces");
-        goto done;
-    }
-    if (pid == 0)
+    sb->pid = (pid_t)syscall(SYS_clone, ns | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (sb->pid < 0)
+        return fb_set_error(err, errno == EPERM || errno == EINVAL || errno == ENOSPC ? FB_ERR_KERNEL_FEATURE
+                                                                                      : FB_ERR_SANDBOX_SETUP,
+                            errno, "clone with new user, mount, pid, net, ipc and uts namespaces");
+    if (sb->pid == 0)
         init_main(&c);
-    fb_close(&f.out[1]);
-    fb_close(&f.err[1]);
-    fb_close(&f.report[1]);
-    fb_close(&f.sync[0]);
-    fb_close(&f.input[0]);
-    if (release_and_supervise(spec, &pid, &idmap, &cg, &f, out, err) < 0)
+    fb_close(&f->out[1]);
+    fb_close(&f->err[1]);
+    fb_close(&f->report[1]);
+    fb_close(&f->sync[0]);
+    fb_close(&f->input[0]);
+    fb_close(&f->ctl[0]);
+    if (serve) { /* a spawn request brings its own pipes */
+        fb_close(&f->out[0]);
+        fb_close(&f->err[0]);
+        fb_close(&f->input[1]);
+        fb_close(&f->result);
+    }
+    return release(sb, out, err);
+}
+
+/* Kills init if it still runs (the kernel kills the rest of its namespace), reaps it, releases the rest. */
+static void stop(fb_sandbox *sb)
+{
+    fb_close(&sb->f.ctl[1]); /* a serving init exits at this EOF */
+    if (sb->pid > 0) {
+        kill(sb->pid, SIGKILL);
+        while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        sb->pid = -1;
+    }
+    run_fds_close(&sb->f);
+    fb_bpf_free(&sb->bpf);
+    fb_cgroup_destroy(&sb->cg);
+}
+
+static void sandbox_init(fb_sandbox *sb, const fb_sandbox_spec *spec)
+{
+    memset(sb, 0, sizeof *sb);
+    sb->spec = spec;
+    sb->pid = -1;
+    fb_run_fds none = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
+    sb->f = none;
+    sb->cg.tasks_fd[0] = sb->cg.tasks_fd[1] = -1;
+}
+
+int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err)
+{
+    outcome_init(spec, out);
+    fb_sandbox sb;
+    sandbox_init(&sb, spec);
+    int rc = -1;
+    if (start(&sb, false, out, err) < 0 || supervise_program(&sb, out, err) < 0)
         goto done;
     /* Peak memory: the larger of the biggest process's RSS and the cgroup's peak (which adds tmpfs and
      * page cache, but starts counting only once the program joined it). */
     uint64_t cg_peak = 0;
-    fb_cgroup_read_stats(&cg, &cg_peak, &out->oom_killed);
+    fb_cgroup_read_stats(&sb.cg, &cg_peak, &out->oom_killed);
     if (cg_peak > out->peak_memory_bytes)
         out->peak_memory_bytes = cg_peak;
-    if (read_result(f.result, &out->result, err) < 0)
+    if (read_result(sb.f.result, &out->result, err) < 0)
         goto done;
     rc = 0;
 done:
-    if (pid > 0) { /* set-up failed after clone: the init must not outlive us */
-        kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-    }
-    run_fds_close(&f);
-    fb_bpf_free(&bpf);
-    fb_cgroup_destroy(&cg);
+    stop(&sb); /* after a set-up failure too: init must not outlive us */
     return rc;
+}
+
+/* Waits for a serving init's "ready" (its root is built) or its set-up failure. */
+static int await_ready(fb_sandbox *sb, fb_error *err)
+{
+    double limit_ms = FB_SANDBOX_CREATE_TIMEOUT_S * 1000.0;
+    struct pollfd p[2] = {{.fd = sb->f.ctl[1], .events = POLLIN}, {.fd = sb->f.report[0], .events = POLLIN}};
+    int n;
+    while ((n = poll(p, 2, (int)limit_ms)) < 0 && errno == EINTR)
+        ;
+    if (n == 0)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ETIMEDOUT, "the sandbox was not ready within %d s",
+                            FB_SANDBOX_CREATE_TIMEOUT_S);
+    char ready = 0;
+    if ((p[0].revents & POLLIN) && recv(sb->f.ctl[1], &ready, 1, 0) == 1 && ready == 'r')
+        return 0;
+    char report[FB_SANDBOX_MAX_SETUP_MSG];
+    ssize_t len = read(sb->f.report[0], report, sizeof report - 1);
+    if (len > 1 && report[0] == 'E') {
+        report[len] = '\0';
+        return report_error(report + 1, err);
+    }
+    return fb_set_error(err, FB_ERR_SANDBOX_SETUP, 0, "the sandbox's init ended during set-up");
+}
+
+int fb_sandbox_create(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *err)
+{
+    *out = NULL;
+    fb_sandbox *sb = malloc(sizeof *sb);
+    if (!sb)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "allocating a sandbox");
+    sandbox_init(sb, spec);
+    outcome_init(spec, &sb->setup);
+    if (start(sb, true, &sb->setup, err) < 0 || await_ready(sb, err) < 0) {
+        fb_sandbox_destroy(sb);
+        return -1;
+    }
+    fb_close(&sb->f.report[0]); /* init's set-up report: nothing more comes on it */
+    fb_close(&sb->f.sync[1]);
+    *out = sb;
+    return 0;
+}
+
+void fb_sandbox_destroy(fb_sandbox *sb)
+{
+    if (!sb)
+        return;
+    stop(sb);
+    fb_sandbox_outcome_free(&sb->setup);
+    free(sb);
+}
+
+const fb_sandbox_outcome *fb_sandbox_scratch(const fb_sandbox *sb)
+{
+    return &sb->setup;
 }
 
 void fb_sandbox_outcome_free(fb_sandbox_outcome *out)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,6 +102,16 @@ static void write_input(const fb_supervise_io *io, sv_state *st)
     }
 }
 
+/* Kills init, and with it every process of its PID namespace. A foreign init is not our child, so its pid
+ * could be reused once it is gone: it is signalled through its pidfd. */
+static void kill_init(const fb_supervise_io *io)
+{
+    if (io->foreign)
+        (void)syscall(SYS_pidfd_send_signal, io->pidfd, SIGKILL, NULL, 0);
+    else
+        kill(io->init_pid, SIGKILL);
+}
+
 static void check_deadline(const fb_supervise_io *io, sv_state *st, fb_sandbox_outcome *out)
 {
     if (st->killed)
@@ -111,7 +122,7 @@ static void check_deadline(const fb_supervise_io *io, sv_state *st, fb_sandbox_o
         return;
     out->timed_out = late;
     out->cancelled = !late;
-    kill(io->init_pid, SIGKILL);
+    kill_init(io);
     st->killed = true;
     st->pfd[SV_CANCEL].fd = -1;
 }
@@ -183,6 +194,12 @@ static uint64_t own_rss_bytes(void)
     return (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096);
 }
 
+static double rusage_cpu_ms(const struct rusage *ru)
+{
+    return (double)ru->ru_utime.tv_sec * 1e3 + (double)ru->ru_utime.tv_usec / 1e3 +
+           (double)ru->ru_stime.tv_sec * 1e3 + (double)ru->ru_stime.tv_usec / 1e3;
+}
+
 static int reap(pid_t pid, double start, uint64_t inherited, fb_sandbox_outcome *out, int *wait_status,
                 fb_error *err)
 {
@@ -192,8 +209,7 @@ static int reap(pid_t pid, double start, uint64_t inherited, fb_sandbox_outcome 
         if (errno != EINTR)
             return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "wait4(init)");
     out->wall_ms = now_ms() - start;
-    out->cpu_ms = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3 +
-                  (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+    out->cpu_ms = rusage_cpu_ms(&ru);
     /* Of the largest process. A figure no larger than the copy of fnbox that every process of the call starts
      * with says nothing about the program (a 64 MB argument would read as 4x that whatever the runtime did):
      * where a memory cgroup measures the call (fb_sandbox_run takes the larger of both), it is left out. */
@@ -201,6 +217,21 @@ static int reap(pid_t pid, double start, uint64_t inherited, fb_sandbox_outcome 
     bool by_cgroup = out->memory_limit_mechanism && strncmp(out->memory_limit_mechanism, "cgroup", 6) == 0;
     out->peak_memory_bytes = by_cgroup && rss <= inherited + (1ULL << 20) ? 0 : rss;
     return 0;
+}
+
+/* A foreign init (not our child) reports its children's rusage after its status: "S<int>U<rusage>". Its
+ * memory figure is that of the largest process, as reap() reads it. */
+static void foreign_usage(const fb_buf *report, double start, uint64_t inherited, fb_sandbox_outcome *out)
+{
+    out->wall_ms = now_ms() - start;
+    size_t at = 1 + sizeof(int);
+    struct rusage ru;
+    if (report->len < at + 1 + sizeof ru || report->data[0] != 'S' || report->data[at] != 'U')
+        return;
+    memcpy(&ru, report->data + at + 1, sizeof ru);
+    out->cpu_ms = rusage_cpu_ms(&ru);
+    uint64_t rss = (uint64_t)ru.ru_maxrss * 1024;
+    out->peak_memory_bytes = rss <= inherited + (1ULL << 20) ? 0 : rss;
 }
 
 int fb_supervise(const fb_supervise_io *io, const fb_sandbox_limits *lim, fb_sandbox_outcome *out,
@@ -223,9 +254,11 @@ int fb_supervise(const fb_supervise_io *io, const fb_sandbox_limits *lim, fb_san
         st.deadline = start + 365 * 86400e3;
     int rc = loop(io, &st, out, err);
     if (rc < 0)
-        kill(io->init_pid, SIGKILL); /* never leave a call running unsupervised */
+        kill_init(io); /* never leave a call running unsupervised */
     int wst = -1;
-    if (reap(io->init_pid, start, inherited, out, &wst, rc < 0 ? NULL : err) < 0)
+    if (io->foreign)
+        foreign_usage(&st.report, start, inherited, out);
+    else if (reap(io->init_pid, start, inherited, out, &wst, rc < 0 ? NULL : err) < 0)
         rc = -1;
     /* init reports either a setup failure ("E<text>") or the program's wait status ("S<int>"). */
     *child_wait_status = -1;
