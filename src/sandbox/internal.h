@@ -137,6 +137,7 @@ struct fb_sandbox {
     pid_t pid;                /* init; -1 once reaped */
     fb_run_fds f;
     fb_sandbox_outcome setup; /* a long-lived sandbox's scratch roots, handed out at creation */
+    int root_fd;              /* a long-lived sandbox's root (O_PATH), for fb_sandbox_root */
 };
 #define FB_SANDBOX_CREATE_TIMEOUT_S 30 /* a long-lived sandbox's init has this long to build its root */
 

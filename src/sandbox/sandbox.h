@@ -160,6 +160,14 @@ int fb_sandbox_create(const fb_sandbox_spec *spec, fb_sandbox **sb, fb_error *er
 int fb_sandbox_exec(fb_sandbox *sb, const fb_sandbox_program *prog, fb_sandbox_outcome *out, fb_error *err);
 /* The scratch roots handed out at creation (spec.keep_scratch), valid until destroy. */
 const fb_sandbox_outcome *fb_sandbox_scratch(const fb_sandbox *sb);
+/* Who the sandbox's user is, as the host sees it (privileged: fnbox is root, and must act as uid/gid). */
+typedef struct fb_sandbox_user {
+    unsigned uid, gid;
+    bool privileged;
+} fb_sandbox_user;
+/* An O_PATH fd of the sandbox's root directory (owned by the sandbox, valid until destroy), for file
+ * operations resolved inside it on the host's behalf (fs/inroot.h), and the user to do them as. */
+int fb_sandbox_root(const fb_sandbox *sb, fb_sandbox_user *user);
 /* Kills every process of the sandbox and removes its cgroup; its mounts go with its last process. No exec
  * may be running. NULL is a no-op. */
 void fb_sandbox_destroy(fb_sandbox *sb);

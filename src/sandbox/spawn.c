@@ -710,6 +710,7 @@ static void sandbox_init(fb_sandbox *sb, const fb_sandbox_spec *spec)
     fb_run_fds none = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
     sb->f = none;
     sb->cg.tasks_fd[0] = sb->cg.tasks_fd[1] = -1;
+    sb->root_fd = -1;
 }
 
 int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err)
@@ -771,6 +772,14 @@ int fb_sandbox_create(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *e
     }
     fb_close(&sb->f.report[0]); /* init's set-up report: nothing more comes on it */
     fb_close(&sb->f.sync[1]);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/root", (int)sb->pid);
+    sb->root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (sb->root_fd < 0) {
+        fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "open %s", path);
+        fb_sandbox_destroy(sb);
+        return -1;
+    }
     *out = sb;
     return 0;
 }
@@ -780,8 +789,17 @@ void fb_sandbox_destroy(fb_sandbox *sb)
     if (!sb)
         return;
     stop(sb);
+    fb_close(&sb->root_fd);
     fb_sandbox_outcome_free(&sb->setup);
     free(sb);
+}
+
+int fb_sandbox_root(const fb_sandbox *sb, fb_sandbox_user *user)
+{
+    user->uid = sb->idmap.outer_uid;
+    user->gid = sb->idmap.outer_gid;
+    user->privileged = sb->idmap.privileged;
+    return sb->root_fd;
 }
 
 const fb_sandbox_outcome *fb_sandbox_scratch(const fb_sandbox *sb)
