@@ -77,24 +77,30 @@ static __attribute__((noreturn)) void child_fail(int report_fd, const fb_error *
     _exit(127);
 }
 
-/* Moves the program's descriptors into place: 0 /dev/null, 1-2 pipes, 3 result, 4 input. */
+/* Moves the program's descriptors into place: 0 /dev/null, 1-2 pipes, 3 result, 4 input; or, for a
+ * command (spec->input_on_stdin), 0 input, 1-2 pipes, and 3 result unless spec->no_result_fd. */
 static int setup_fds(const child_ctx *c, fb_error *err)
 {
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0)
+    int devnull = -1;
+    if (!c->spec->input_on_stdin && (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "open /dev/null");
     int src[5] = {devnull, c->out_w, c->err_w, c->result_fd, c->input_r};
+    unsigned n = 5;
+    if (c->spec->input_on_stdin) {
+        src[0] = c->input_r;
+        n = c->spec->no_result_fd ? 3 : 4;
+    }
     int high[5];
-    for (int i = 0; i < 5; i++) { /* first lift every source above the targets to avoid clobbering */
+    for (unsigned i = 0; i < n; i++) { /* first lift every source above the targets to avoid clobbering */
         high[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 16);
         if (src[i] >= 0 && high[i] < 0)
             return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "dup fd %d", src[i]);
     }
-    for (int i = 0; i < 5; i++)
-        if (high[i] >= 0 && dup2(high[i], i) < 0)
-            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "dup2 to fd %d", i);
+    for (unsigned i = 0; i < n; i++)
+        if (high[i] >= 0 && dup2(high[i], (int)i) < 0)
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "dup2 to fd %u", i);
     /* Everything else (including fds a library caller leaked without O_CLOEXEC) closes at execve. */
-    if (!fb_defence_disabled("fds") && syscall(SYS_close_range, 5U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+    if (!fb_defence_disabled("fds") && syscall(SYS_close_range, n, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "close_range");
     return 0;
 }
@@ -265,9 +271,7 @@ static int prepare_root(const child_ctx *c, fb_error *err)
         if (stat(spec->fuse_paths[i], &st) < 0)
             return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "mount %s is not served", spec->fuse_paths[i]);
     }
-    if (chdir(spec->workdir) < 0)
-        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "chdir %s", spec->workdir);
-    return 0;
+    return fb_rootfs_enter_cwd(spec, err);
 }
 
 /* [child] Closes every descriptor init inherited except its own ends of the call's pipes. init is a
