@@ -126,6 +126,32 @@ typedef struct fnbox_call_options {
 FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_call_options *options,
                          char **result, size_t *result_len);
 
+/* Since 0.5. Runs one execute request (JSON text of request_len bytes) in a fresh sandbox, isolated as a
+ * call is: a shell command {"command": "ls -l"} (run as /bin/sh -c command), or a program's code
+ * {"code": "print(1)", "language": "python3"} (python3/python, node/javascript/js, ruby, php, sh, bash, c,
+ * cpp/c++; C and C++ are compiled first), with optional args (the program's arguments), stdin, env
+ * ({NAME: value}, added to the sandbox's minimal environment), cwd (absolute, or relative to the workdir
+ * /workspace; created when missing), timeout (seconds, fractions allowed), files, limits and permissions
+ * as in a call (childProcess defaults to allowed: a command is a shell). options as for fnbox_call
+ * (cancel_fd, the callbacks, output: the program's stdout and stderr as they arrive).
+ * *result is an ExecutionResult JSON {status, success, exitCode, stdout, stderr, usage, truncated, files
+ * (created, modified, deleted in the workdir, without contents), meta [, error] [, compile: {exitCode,
+ * output}] [, network]} released with fnbox_free: status "success" (exit 0), "error" (another exit code),
+ * "timeout" (exitCode 124, the output so far kept), "terminated" (cancelled, 143) or "crash" (killed by
+ * signal n: 128 + n; error names the memory limit when that was it). A language that is not known or not
+ * installed runs nothing: exitCode 127 and stderr "Language interpreter not found: <language>", as a
+ * shell answers for a missing command. Returns as fnbox_call: FNBOX_OK whenever the program ran (or the
+ * language was missing), FNBOX_INVALID_REQUEST naming the field, FNBOX_SANDBOX_FAILED, FNBOX_NO_RESULT. */
+FNBOX_API int fnbox_execute(const char *request, size_t request_len, const fnbox_call_options *options,
+                            char **result, size_t *result_len);
+
+/* Since 0.5. The languages fnbox_execute runs, as a JSON array [{"name": "python3", "aliases": ["python"],
+ * "runtime": "/usr/bin/python3", "version": "3.11.2"}, ...]: runtime is the interpreter or compiler found
+ * on this host (null when none: such a request answers 127), version what it reports of itself (asked once
+ * per process, then kept; null when it says nothing readable). Released with fnbox_free; -1 on allocation
+ * failure. Thread-safe. */
+FNBOX_API int fnbox_execute_languages(char **json, size_t *json_len);
+
 /* Probes the kernel features and runtimes fnbox needs. *report is a JSON object
  * {"ok": bool, "checks": [{"name", "ok", "detail", "fix"}...]} to release with fnbox_free.
  * Returns 0 when every required feature is present, 1 when something required is missing,

@@ -1,5 +1,6 @@
 /* `fnbox call [FILE|-]`: one request in, one result out. SIGINT/SIGTERM/SIGHUP terminate the call
- * (status "terminated") instead of killing fnbox, so the result is still printed. */
+ * (status "terminated") instead of killing fnbox, so the result is still printed. `fnbox exec` (exec.c)
+ * is the same verb over fnbox_execute: cli_run_request. */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -91,21 +92,28 @@ static int print_pretty(const char *json)
 
 int cli_call(int argc, char **argv)
 {
+    static const cli_request_verb verb = {.name = "call", .help = k_help, .run = fnbox_call};
+    return cli_run_request(&verb, argc, argv);
+}
+
+int cli_run_request(const cli_request_verb *v, int argc, char **argv)
+{
+    const char *help = v->help;
     const char *path = "-";
     bool pretty = false, stream = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(k_help, stdout);
+            fputs(help, stdout);
             return CLI_EXIT_OK;
         } else if (strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--pretty") == 0) {
             pretty = true;
         } else if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "--stream") == 0) {
             stream = true;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "fnbox call: unknown option '%s'\n%s", argv[i], k_help);
+            fprintf(stderr, "fnbox %s: unknown option '%s'\n%s", v->name, argv[i], help);
             return CLI_EXIT_USAGE;
         } else if (strcmp(path, "-") != 0) {
-            fprintf(stderr, "fnbox call: only one request file may be given\n");
+            fprintf(stderr, "fnbox %s: only one request file may be given\n", v->name);
             return CLI_EXIT_USAGE;
         } else {
             path = argv[i];
@@ -118,19 +126,19 @@ int cli_call(int argc, char **argv)
         printf("{\"status\":\"error\",\"success\":false,\"error\":{\"message\":\"request: cannot read '%s': %s\","
                "\"type\":\"InvalidRequest\"},\"stdout\":\"\",\"stderr\":\"\",\"exitCode\":1}\n",
                strcmp(path, "-") == 0 ? "stdin" : "file", strerror(e));
-        fprintf(stderr, "fnbox call: cannot read %s: %s\n", path, strerror(e));
+        fprintf(stderr, "fnbox %s: cannot read %s: %s\n", v->name, path, strerror(e));
         return CLI_EXIT_USAGE;
     }
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cli_stop_signal_fd(SFD_NONBLOCK), /* the library's cancel fd */
                                .output = stream ? print_chunk : NULL};
     char *result = NULL;
     size_t rlen = 0;
-    int rc = fnbox_call(req, len, &opts, &result, &rlen);
+    int rc = v->run(req, len, &opts, &result, &rlen);
     free(req);
     if (opts.cancel_fd >= 0)
         close(opts.cancel_fd);
     if (rc == FNBOX_NO_RESULT || !result) {
-        fprintf(stderr, "fnbox call: out of memory: no result could be produced\n");
+        fprintf(stderr, "fnbox %s: out of memory: no result could be produced\n", v->name);
         return CLI_EXIT_FAILURE;
     }
     if (stream)

@@ -4,6 +4,8 @@
 #define FB_CLI_H
 #include <stddef.h>
 
+#include "fnbox.h"
+
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAILURE 1  /* fnbox itself failed (I/O, out of memory) */
 #define CLI_EXIT_USAGE 2    /* bad command line or invalid request */
@@ -20,6 +22,16 @@ int cli_read_input(const char *path, char **out, size_t *len);
 int cli_stop_signal_fd(int flags);
 
 int cli_call(int argc, char **argv);
+int cli_exec(int argc, char **argv);
+
+/* A verb that reads one request and prints one result ([FILE|-], --pretty, --stream, the exit statuses of
+ * `fnbox call`), over the C API function run (fnbox_call, fnbox_execute). */
+typedef struct cli_request_verb {
+    const char *name;
+    const char *help;
+    int (*run)(const char *request, size_t len, const fnbox_call_options *options, char **result, size_t *result_len);
+} cli_request_verb;
+int cli_run_request(const cli_request_verb *v, int argc, char **argv);
 int cli_doctor(int argc, char **argv);
 int cli_infer(int argc, char **argv);
 int cli_serve(int argc, char **argv);

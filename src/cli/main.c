@@ -15,6 +15,7 @@ int cli_sync(int argc, char **argv); /* cli/sync.c */
 
 static const verb k_verbs[] = {
     {"call", cli_call, "run one function call: read a request JSON, print one result JSON"},
+    {"exec", cli_exec, "run one command or program's code: read an execute request JSON, print one result"},
     {"infer", cli_infer, "print a function's signature as JSON Schema or a tool definition (runs nothing)"},
     {"sync", cli_sync, "apply file changes a call reported to the mounted host directories"},
     {"serve", cli_serve, "serve calls over HTTP (health, call, metrics) in the foreground"},

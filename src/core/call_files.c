@@ -9,22 +9,28 @@
 /* fs/ does not include sandbox/: the stage's own cap must fit what the sandbox passes out. */
 _Static_assert(FB_WORKSPACE_MAX_MOUNTS <= FB_SANDBOX_MAX_FUSE, "each mount is one FUSE connection");
 
-int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files,
-                          const fb_sandbox_limits *lim, fb_error *err)
+int fb_files_prepare(fb_workspace *ws, const char *workdir, const fb_mount_config *mount, const fb_reporting *rep,
+                     const fb_ws_files *files, const fb_sandbox_limits *lim, fb_error *err)
 {
     const char *const *reserved;
     size_t nreserved = fb_sandbox_reserved_roots(&reserved);
     fb_workspace_config cfg = {
-        .workdir = req->workdir,
-        .mount = req->mount,
+        .workdir = workdir,
+        .mount = mount,
         .files = files,
         .view_bytes = lim->workspace_bytes,
         .track_max_entries = FB_DEFAULT_TMPFS_INODES,
-        .with_content = req->reporting.include_contents,
-        .log_denied = req->reporting.include_denied,
+        .with_content = rep->include_contents,
+        .log_denied = rep->include_denied,
         .layout = {.reserved = fb_sandbox_reserved_path, .reserved_roots = reserved, .nreserved_roots = nreserved},
     };
     return fb_workspace_prepare(ws, &cfg, err);
+}
+
+int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files,
+                          const fb_sandbox_limits *lim, fb_error *err)
+{
+    return fb_files_prepare(ws, req->workdir, req->mount, &req->reporting, files, lim, err);
 }
 
 /* The stage's event as the C API's, and the host's answer as the stage's: ABORT only when the caller

@@ -45,26 +45,11 @@ static int finish(fb_result *res, int code, char **result, size_t *result_len)
     return *result ? code : FNBOX_NO_RESULT;
 }
 
-static int fail_result(const fb_error *err, int code, int exit_code, double t0, const char *sigsrc, char **result,
+/* The function did not run: exitCode 1, the error, meta. */
+static int fail_result(const fb_error *err, int code, double t0, const char *sigsrc, char **result,
                        size_t *result_len)
 {
-    fb_result res;
-    if (fb_result_from_error(&res, err, exit_code, now_ms() - t0) < 0)
-        return FNBOX_NO_RESULT;
-    fb_result_set_meta(&res, now_ms() - t0, sigsrc);
-    return finish(&res, code, result, result_len);
-}
-
-static int setup_code(const fb_error *err)
-{
-    switch (fb_errkind_family(err->kind)) {
-    case FB_ERRFAM_SETUP:
-        return FNBOX_SANDBOX_FAILED;
-    case FB_ERRFAM_REQUEST:
-        return FNBOX_INVALID_REQUEST;
-    default:
-        return FNBOX_OK;
-    }
+    return fb_result_fail(err, code, now_ms() - t0, sigsrc, result, result_len);
 }
 
 FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_call_options *options, char **result,
@@ -90,7 +75,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
 
     *result = NULL;
     if (fb_request_parse(request, request_len, &req, &err) < 0) {
-        code = fail_result(&err, setup_code(&err), 1, t0, NULL, result, result_len);
+        code = fail_result(&err, fb_result_code_of(&err), t0, NULL, result, result_len);
         fb_request_free(&req);
         return code;
     }
@@ -104,7 +89,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         fb_plan_call(&pin, &plan, &err) < 0 ||
         fb_request_files_decode(req.files, req.workdir, lim.workspace_bytes, &files, &err) < 0 ||
         fb_call_files_prepare(&ws, &req, &files, &lim, &err) < 0) {
-        code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
+        code = fail_result(&err, fb_result_code_of(&err), t0, plan.signature_source, result, result_len);
         goto done;
     }
     net.policy = netpol;
@@ -117,7 +102,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     fb_call_files_events(&ws, &opts);
     if (req.lang->compiler && fb_compile(req.lang, req.code, req.code_len, plan.function_name, req.timeout_s,
                                          cancel_fd, &prog, &err) < 0) {
-        code = fail_result(&err, setup_code(&err), 1, t0, plan.signature_source, result, result_len);
+        code = fail_result(&err, fb_result_code_of(&err), t0, plan.signature_source, result, result_len);
         goto done;
     }
     if (opts.output) {
@@ -126,7 +111,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
     }
     if (fb_launch_prepare(&req, &plan, &prog, &launch, &err) < 0 ||
         fb_launch_run(&req, &launch, &ws, cancel_fd, &net, &outcome, &err) < 0) {
-        code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
+        code = fail_result(&err, FNBOX_SANDBOX_FAILED, t0, plan.signature_source, result, result_len);
         goto done;
     }
     /* Every sandboxed process is gone: what they left behind can be read, judged and synced. */
@@ -136,12 +121,12 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         fb_workspace_sync(&ws, fb_result_succeeded(&res), &err) < 0 ||
         fb_result_add_files(&res, &ws, &req.reporting, &err) < 0) {
         fb_result_free(&res);
-        code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
+        code = fail_result(&err, FNBOX_SANDBOX_FAILED, t0, plan.signature_source, result, result_len);
         goto done;
     }
     if (net.proxy && fb_result_set_network(&res, net.proxy, &err) < 0) {
         fb_result_free(&res);
-        code = fail_result(&err, FNBOX_SANDBOX_FAILED, 1, t0, plan.signature_source, result, result_len);
+        code = fail_result(&err, FNBOX_SANDBOX_FAILED, t0, plan.signature_source, result, result_len);
         goto done;
     }
     fb_result_set_meta(&res, now_ms() - t0, plan.signature_source);

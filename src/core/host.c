@@ -12,19 +12,27 @@
 
 /* The host's callbacks (fnbox_call_options) decide each requested env key and command before anything
  * runs: a denial refuses the call with "PermissionDenied", naming what and why. */
-int fb_host_ask(const fb_permissions *p, const fnbox_call_options *o, fb_error *err)
+int fb_host_ask_env(const char *const *env, size_t n, const char *field, const fnbox_call_options *o, fb_error *err)
 {
     char reason[512];
-    for (size_t i = 0; o->env && i < p->nenv; i++) {
-        const char *kv = p->env[i];
+    for (size_t i = 0; o->env && i < n; i++) {
+        const char *kv = env[i];
         size_t klen = strcspn(kv, "=");
         char key[FB_MAX_NAME_BYTES + 1];
         snprintf(key, sizeof key, "%.*s", (int)klen, kv);
         reason[0] = '\0';
         if (!o->env(o->permission_ctx, key, kv + klen + 1, reason, sizeof reason))
-            return fb_set_error(err, FB_ERR_PERMISSION_DENIED, 0, "permissions.env.%s: denied by the host%s%.400s", key,
+            return fb_set_error(err, FB_ERR_PERMISSION_DENIED, 0, "%s.%s: denied by the host%s%.400s", field, key,
                                 reason[0] ? ": " : "", reason);
     }
+    return 0;
+}
+
+int fb_host_ask(const fb_permissions *p, const fnbox_call_options *o, fb_error *err)
+{
+    char reason[512];
+    if (fb_host_ask_env(p->env, p->nenv, "permissions.env", o, err) < 0)
+        return -1;
     if (!o->command)
         return 0;
     if (p->exec_any) {

@@ -16,6 +16,8 @@ fnbox_call_options fb_host_options(const fnbox_call_options *o);
 /* Asks the host's env and command callbacks about each requested key and command: 0, or -1 with
  * "PermissionDenied" naming what and the host's reason. */
 int fb_host_ask(const fb_permissions *p, const fnbox_call_options *o, fb_error *err);
+/* The env callback alone, for n "KEY=value" entries; field names them in a denial ("env": `env.KEY: ...`). */
+int fb_host_ask_env(const char *const *env, size_t n, const char *field, const fnbox_call_options *o, fb_error *err);
 
 /* The proxy's and the mount servers' per-access checks (ctx: the call's fnbox_call_options): nonzero
  * allows. The reason comes back NUL-terminated and valid UTF-8, since it ends up in the result's JSON. */

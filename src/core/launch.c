@@ -13,9 +13,13 @@
 /* Both streams are captured up to the larger cap; core/result.c cuts each to its own. */
 void fb_launch_limits(const fb_request *req, fb_sandbox_limits *lim)
 {
-    const fb_call_limits *l = &req->limits;
+    fb_launch_limits_of(req->timeout_s, &req->limits, lim);
+}
+
+void fb_launch_limits_of(double timeout_s, const fb_call_limits *l, fb_sandbox_limits *lim)
+{
     *lim = (fb_sandbox_limits){
-        .timeout_s = req->timeout_s,
+        .timeout_s = timeout_s,
         .memory_bytes = l->memory_bytes,
         .pids = l->pids,
         .nofile = l->open_files,
@@ -29,8 +33,7 @@ void fb_launch_limits(const fb_request *req, fb_sandbox_limits *lim)
     };
 }
 
-/* Appends "KEY=value" to envp (e entries so far), replacing an entry of the same KEY. */
-static int env_put(const char **envp, size_t *e, const char *kv, fb_error *err)
+int fb_launch_env_put(const char **envp, size_t *e, size_t cap, const char *kv, fb_error *err)
 {
     size_t klen = strcspn(kv, "=");
     for (size_t i = 0; i < *e; i++)
@@ -38,33 +41,36 @@ static int env_put(const char **envp, size_t *e, const char *kv, fb_error *err)
             envp[i] = kv;
             return 0;
         }
-    if (*e >= FB_LAUNCH_MAX_ENV - 1)
-        return fb_set_error(err, FB_ERR_INTERNAL, E2BIG, "more than %d environment variables", FB_LAUNCH_MAX_ENV - 1);
+    if (*e >= cap - 1)
+        return fb_set_error(err, FB_ERR_INTERNAL, E2BIG, "more than %zu environment variables", cap - 1);
     envp[(*e)++] = kv;
     envp[*e] = NULL;
     return 0;
 }
 
-/* The function's whole environment: fnbox's minimal one, the driver's, then the request's permissions.env
- * (which may replace the first two only under allowAllEnv: request/permissions.c refuses reserved keys
- * otherwise). Nothing comes from fnbox's own environment. */
-static const char *const k_base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
-                                         "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
+/* fnbox's minimal environment: nothing comes from fnbox's own. */
+const char *const fb_launch_base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
+                                          "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
 
-static int build_env(const char *const *driver_env, const fb_permissions *perm, const char **envp, fb_error *err)
+int fb_launch_env_build(const char *const *const *layers, size_t nlayers, const char **envp, size_t cap,
+                        fb_error *err)
 {
     size_t e = 0;
     envp[0] = NULL;
-    for (const char *const *p = k_base_env; *p; p++)
-        if (env_put(envp, &e, *p, err) < 0)
-            return -1;
-    for (const char *const *p = driver_env; p && *p; p++)
-        if (env_put(envp, &e, *p, err) < 0)
-            return -1;
-    for (size_t i = 0; i < perm->nenv; i++)
-        if (env_put(envp, &e, perm->env[i], err) < 0)
-            return -1;
+    for (size_t l = 0; l < nlayers; l++)
+        for (const char *const *p = layers[l]; p && *p; p++)
+            if (fb_launch_env_put(envp, &e, cap, *p, err) < 0)
+                return -1;
     return 0;
+}
+
+/* The function's whole environment: fnbox's minimal one, the driver's, then the request's permissions.env
+ * (which may replace the first two only under allowAllEnv: request/permissions.c refuses reserved keys
+ * otherwise). */
+static int build_env(const char *const *driver_env, const fb_permissions *perm, const char **envp, fb_error *err)
+{
+    const char *const *const layers[] = {fb_launch_base_env, driver_env, perm->env};
+    return fb_launch_env_build(layers, 3, envp, FB_LAUNCH_MAX_ENV, err);
 }
 
 /* The files the driver places, as the sandbox takes them. */
@@ -99,20 +105,40 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
 /* permissions.network: when anything is allowed, the sandbox's init opens 127.0.0.1:3128 inside and the
  * proxy (net/proxy.h) serves it from here; the function's environment points its clients there (these
  * replace any same-named permissions.env entry). Stopped as soon as every sandboxed process is gone. */
+int fb_launch_attached(fb_sandbox_spec *spec, const fb_launch_attach *a, fb_sandbox_outcome *out, fb_error *err)
+{
+    bool network = fb_net_policy_allows_any(a->net->policy);
+    size_t e = 0;
+    while (a->envp[e])
+        e++;
+    for (const char *const *v = fb_proxy_env; network && *v; v++)
+        if (fb_launch_env_put(a->envp, &e, a->env_cap, *v, err) < 0)
+            return -1;
+    spec->envp = (char *const *)a->envp;
+    fb_sandbox_file *staged = NULL; /* the request's files outside mounts, as the sandbox takes them */
+    if (fb_call_files_attach(a->ws, a->keep_scratch, spec, &staged, err) < 0)
+        return -1;
+    spec->proxy_listen = network;
+    spec->on_proxy = fb_proxy_on_listen;
+    spec->proxy_ctx = a->net;
+    if (a->output) {
+        spec->on_output = fb_output_chunk;
+        spec->output_ctx = a->output;
+    }
+    int rc = fb_sandbox_run(spec, out, err);
+    if (a->output)
+        fb_output_finish(a->output);
+    free(staged);
+    fb_proxy_stop(a->net->proxy);
+    return rc;
+}
+
 int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
                   fb_sandbox_outcome *out, fb_error *err)
 {
-    bool network = fb_net_policy_allows_any(net->policy);
-    size_t e = 0;
-    while (l->envp[e])
-        e++;
-    for (const char *const *v = fb_proxy_env; network && *v; v++)
-        if (env_put(l->envp, &e, *v, err) < 0)
-            return -1;
     fb_sandbox_spec spec = {
         .exec_path = l->exec.argv[0],
         .argv = (char *const *)l->exec.argv,
-        .envp = (char *const *)l->envp,
         .workdir = req->workdir,
         .files = l->files,
         .nfiles = l->nfiles,
@@ -125,22 +151,9 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
         .inert_until_input = l->exec.inert_until_input,
     };
     fb_launch_limits(req, &spec.limits);
-    fb_sandbox_file *staged = NULL; /* the request's files outside mounts, as the sandbox takes them */
-    if (fb_call_files_attach(ws, req->reporting.include_changes, &spec, &staged, err) < 0)
-        return -1;
-    spec.proxy_listen = network;
-    spec.on_proxy = fb_proxy_on_listen;
-    spec.proxy_ctx = net;
-    if (l->output) {
-        spec.on_output = fb_output_chunk;
-        spec.output_ctx = l->output;
-    }
-    int rc = fb_sandbox_run(&spec, out, err);
-    if (l->output)
-        fb_output_finish(l->output);
-    free(staged);
-    fb_proxy_stop(net->proxy);
-    return rc;
+    fb_launch_attach a = {.envp = l->envp, .env_cap = FB_LAUNCH_MAX_ENV, .ws = ws,
+                          .keep_scratch = req->reporting.include_changes, .net = net, .output = l->output};
+    return fb_launch_attached(&spec, &a, out, err);
 }
 
 void fb_launch_free(fb_launch *l)

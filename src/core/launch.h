@@ -33,6 +33,7 @@ typedef struct fb_launch {
 
 /* The request's limits (defaults filled in by request/request.c) as the sandbox takes them. */
 void fb_launch_limits(const fb_request *req, fb_sandbox_limits *lim);
+void fb_launch_limits_of(double timeout_s, const fb_call_limits *limits, fb_sandbox_limits *lim);
 /* Builds what runs for the call planned by plan: the interpreter of req->lang, or prog when the language
  * is compiled. Errors: "KernelFeatureMissing" (no runtime), "OutOfMemory", "InternalError" (too many
  * arguments or environment entries). *l is released by fb_launch_free on every path. */
@@ -44,5 +45,30 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
 int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
                   fb_sandbox_outcome *out, fb_error *err);
 void fb_launch_free(fb_launch *l);
+
+/* What every program fnbox runs shares (calls and execute requests, core/execute.c). */
+/* fnbox's minimal environment (PATH, HOME, TMPDIR, LANG, USER, LOGNAME), NULL-terminated. */
+extern const char *const fb_launch_base_env[];
+/* Appends "KEY=value" to envp (*n entries so far, room for cap pointers with the NULL), replacing an entry
+ * of the same KEY; "InternalError" when full. */
+int fb_launch_env_put(const char **envp, size_t *n, size_t cap, const char *kv, fb_error *err);
+/* envp = the layers' entries in order, a later one replacing an earlier one of the same KEY. */
+int fb_launch_env_build(const char *const *const *layers, size_t nlayers, const char **envp, size_t cap,
+                        fb_error *err);
+
+/* What a run takes besides its spec: the environment built so far (the proxy's variables are added when
+ * the network policy allows anything: leave room for them), the workspace (its files, mounts, and the
+ * scratch roots handed out with keep_scratch), the proxy and the output told as it arrives (NULL: none). */
+typedef struct fb_launch_attach {
+    const char **envp;
+    size_t env_cap;
+    fb_workspace *ws;
+    bool keep_scratch;
+    fb_proxy_call *net;
+    fb_output *output;
+} fb_launch_attach;
+/* Runs spec (what runs, limits, cancel fd set by the caller) with a's parts attached; the proxy is stopped
+ * and the output finished before this returns. */
+int fb_launch_attached(fb_sandbox_spec *spec, const fb_launch_attach *a, fb_sandbox_outcome *out, fb_error *err);
 
 #endif

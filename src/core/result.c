@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "fnbox.h"
 #include "request/limits.h"
 #include "util/defences.h"
 #include "util/utf8.h"
@@ -263,6 +264,8 @@ static void cap_stream(fb_buf *b, uint64_t cap)
     }
 }
 
+static void add_run(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits *lim, int exit_code);
+
 int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits *lim, fb_error *err)
 {
     memset(r, 0, sizeof *r);
@@ -280,6 +283,35 @@ int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, const fb_result_
     json_decref(h);
     if (rc < 0)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory");
+    add_run(r, o, lim, exit_code);
+    return 0;
+}
+
+int fb_result_from_program(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits *lim, fb_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->obj = json_object();
+    if (!r->obj)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory");
+    int exit_code = o->exit_code;
+    if (o->exited && o->oom_killed && o->exit_code == 128 + SIGKILL && !o->timed_out && !o->cancelled) {
+        /* A shell whose child the memory limit killed answers 137 itself: say what killed it. */
+        fb_sandbox_outcome killed = *o;
+        killed.exited = false;
+        killed.term_signal = SIGKILL;
+        from_status(r, &killed, lim, &exit_code);
+    } else if (o->exited && !o->timed_out && !o->cancelled) {
+        set_status(r->obj, o->exit_code == 0 ? "success" : "error");
+    } else {
+        from_status(r, o, lim, &exit_code);
+    }
+    add_run(r, o, lim, exit_code);
+    return 0;
+}
+
+/* stdout, stderr (each cut to its own cap), exitCode, usage, truncated. */
+static void add_run(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits *lim, int exit_code)
+{
     if (!fb_defence_disabled("output-limit")) { /* test builds: the sandbox's caps and these both off */
         cap_stream(&o->out, lim->stdout_bytes);
         cap_stream(&o->errout, lim->stderr_bytes);
@@ -291,7 +323,6 @@ int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, const fb_result_
                                                      "peakMemoryBytes", (json_int_t)o->peak_memory_bytes));
     json_object_set_new(r->obj, "truncated", json_pack("{s:b, s:b}", "stdout", o->out.truncated, "stderr",
                                                          o->errout.truncated));
-    return 0;
 }
 
 int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_source)
@@ -413,4 +444,28 @@ fb_result_limits fb_result_limits_of(double timeout_s, const fb_call_limits *l)
         .stdout_bytes = l->stdout_bytes,
         .stderr_bytes = l->stderr_bytes,
     };
+}
+
+int fb_result_code_of(const fb_error *err)
+{
+    switch (fb_errkind_family(err->kind)) {
+    case FB_ERRFAM_SETUP:
+        return FNBOX_SANDBOX_FAILED;
+    case FB_ERRFAM_REQUEST:
+        return FNBOX_INVALID_REQUEST;
+    default:
+        return FNBOX_OK;
+    }
+}
+
+int fb_result_fail(const fb_error *err, int code, double duration_ms, const char *signature_source, char **result,
+                   size_t *result_len)
+{
+    fb_result res;
+    if (fb_result_from_error(&res, err, 1, duration_ms) < 0)
+        return FNBOX_NO_RESULT;
+    fb_result_set_meta(&res, duration_ms, signature_source);
+    *result = fb_result_render(&res, result_len);
+    fb_result_free(&res);
+    return *result ? code : FNBOX_NO_RESULT;
 }

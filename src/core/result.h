@@ -31,6 +31,10 @@ fb_result_limits fb_result_limits_of(double timeout_s, const fb_call_limits *lim
 int fb_result_from_error(fb_result *r, const fb_error *err, int exit_code, double duration_ms);
 /* A result from a finished sandbox run and the harness's report on fd 3. */
 int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits *lim, fb_error *err);
+/* A program's outcome judged by how it ended, with no harness (execute requests): exit 0 "success", any
+ * other exit "error" with that exitCode; a timeout (124), a cancel (143), a signal (128 + n, "crash", the
+ * memory limit named) as for a call. */
+int fb_result_from_program(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits *lim, fb_error *err);
 /* Adds meta {duration, signatureSource}. */
 int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_source);
 /* Adds meta.compile ("hit", "miss" or "off": the compile cache) for compiled languages; after set_meta. */
@@ -44,5 +48,13 @@ char *fb_result_render(const fb_result *r, size_t *len);
 /* Whether the call's status is "success". */
 bool fb_result_succeeded(const fb_result *r);
 void fb_result_free(fb_result *r);
+
+/* The C API's return code for a run that failed with err before it ran: FNBOX_SANDBOX_FAILED (set-up),
+ * FNBOX_INVALID_REQUEST (the request), else FNBOX_OK (the result says what happened). */
+int fb_result_code_of(const fb_error *err);
+/* Renders the result of a run that did not happen (status "error", err, exitCode 1, meta) into *result and
+ * returns code, or FNBOX_NO_RESULT when out of memory. */
+int fb_result_fail(const fb_error *err, int code, double duration_ms, const char *signature_source, char **result,
+                   size_t *result_len);
 
 #endif

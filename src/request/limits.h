@@ -51,6 +51,14 @@
 #define FB_MAX_EXEC_ALLOW 64                      /* permissions.childProcess commands */
 #define FB_MAX_NETWORK_ALLOW 256                  /* permissions.network destinations */
 
+/* Execute requests (request/command.h): a command or code run as a program, not a function */
+#define FB_MAX_COMMAND_BYTES 131071               /* `command`: one execve argument (MAX_ARG_STRLEN less NUL) */
+#define FB_MAX_STDIN_BYTES (64ULL * FB_MiB)       /* `stdin`, streamed to the program's fd 0 */
+#define FB_MAX_EXEC_ARGS 256                      /* `args`: the program's arguments */
+#define FB_MAX_EXEC_ARGS_BYTES (1024ULL * 1024)   /* their bytes together (execve's argument space is 2 MiB) */
+#define FB_MAX_CWD_BYTES 1024                     /* `cwd`, relative or absolute */
+#define FB_EXECUTE_WORKDIR "/workspace"           /* the sandbox's workdir, where a relative cwd starts */
+
 /* Compiled languages (core/compile.c, which passes the cache bounds to lang/compile_cache.c): the compile
  * cache and the compiler's own sandbox */
 #define FB_CACHE_MAX_ENTRIES 256                  /* programs + runtime objects in the cache directory */

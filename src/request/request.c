@@ -164,9 +164,9 @@ static int parse_args(json_t *root, fb_request *r, fb_error *err)
     return json_is_object(args) ? parse_args_object(args, r, err) : 0;
 }
 
-static int parse_timeout(json_t *t, fb_request *r, fb_error *err)
+int fb_request_timeout_parse(const json_t *t, double *out, fb_error *err)
 {
-    r->timeout_s = FB_DEFAULT_TIMEOUT_S;
+    *out = FB_DEFAULT_TIMEOUT_S;
     if (!t || json_is_null(t))
         return 0;
     if (!json_is_number(t))
@@ -174,7 +174,7 @@ static int parse_timeout(json_t *t, fb_request *r, fb_error *err)
     double v = json_number_value(t);
     if (!(v > 0) || v > FB_MAX_TIMEOUT_S || isnan(v))
         return BAD("timeout: must be more than 0 and at most %g seconds, got %g", FB_MAX_TIMEOUT_S, v);
-    r->timeout_s = v;
+    *out = v;
     return 0;
 }
 
@@ -252,24 +252,24 @@ static const limit_field k_limit_fields[] = {
 
 /* The default CPU-time limit follows the (already parsed) timeout: a single-threaded function reaches its
  * wall-clock deadline first, so it is only a backstop unless the request lowers it. */
-static void default_cpu_limit(fb_request *r)
+static void default_cpu_limit(fb_call_limits *l, double timeout_s)
 {
-    if (r->limits.cpu_seconds == 0)
-        r->limits.cpu_seconds = (uint64_t)ceil(r->timeout_s) + FB_CPU_SLACK_S;
+    if (l->cpu_seconds == 0)
+        l->cpu_seconds = (uint64_t)ceil(timeout_s) + FB_CPU_SLACK_S;
 }
 
-static int parse_limits(json_t *v, const char *name, fb_request *r, fb_error *err)
+int fb_request_limits_parse(const json_t *v, const char *name, double timeout_s, fb_call_limits *out, fb_error *err)
 {
     for (size_t i = 0; i < N_LIMITS; i++)
-        *(uint64_t *)((char *)&r->limits + k_limit_fields[i].offset) = k_limit_fields[i].dflt;
-    default_cpu_limit(r);
+        *(uint64_t *)((char *)out + k_limit_fields[i].offset) = k_limit_fields[i].dflt;
+    default_cpu_limit(out, timeout_s);
     if (!v || json_is_null(v))
         return 0;
     if (!json_is_object(v))
         return BAD("%s: must be an object like {\"memoryBytes\": 134217728}, got %s", name, fb_json_type_name(v));
     const char *key;
     json_t *val;
-    json_object_foreach(v, key, val) {
+    json_object_foreach((json_t *)v, key, val) {
         const limit_field *f = NULL;
         for (size_t i = 0; i < N_LIMITS && !f; i++)
             if (strcmp(key, k_limit_fields[i].name) == 0)
@@ -294,28 +294,28 @@ static int parse_limits(json_t *v, const char *name, fb_request *r, fb_error *er
             return BAD("%s.%s: must be at least %llu, got %s", name, key, (unsigned long long)f->min, num);
         if (big || (uint64_t)n > f->max)
             return BAD("%s.%s: %s is more than the maximum of %llu", name, key, num, (unsigned long long)f->max);
-        *(uint64_t *)((char *)&r->limits + f->offset) = (uint64_t)n;
+        *(uint64_t *)((char *)out + f->offset) = (uint64_t)n;
     }
     /* The result travels through a file (a memfd), which RLIMIT_FSIZE bounds too: a lower fileSizeBytes
      * lowers the default result limit with it, and an explicit resultBytes above it is refused. */
     json_t *given = json_object_get(v, "resultBytes");
-    if ((!given || json_is_null(given)) && r->limits.result_bytes > r->limits.file_size_bytes)
-        r->limits.result_bytes = r->limits.file_size_bytes;
-    if (r->limits.result_bytes > r->limits.file_size_bytes)
+    if ((!given || json_is_null(given)) && out->result_bytes > out->file_size_bytes)
+        out->result_bytes = out->file_size_bytes;
+    if (out->result_bytes > out->file_size_bytes)
         return BAD("%s.resultBytes: %llu is more than fileSizeBytes (%llu), which bounds the result channel too; "
                    "raise fileSizeBytes as well",
-                   name, (unsigned long long)r->limits.result_bytes, (unsigned long long)r->limits.file_size_bytes);
+                   name, (unsigned long long)out->result_bytes, (unsigned long long)out->file_size_bytes);
     return 0;
 }
 
-static int parse_permissions(json_t *v, const char *name, fb_request *r, fb_error *err)
+int fb_request_permissions_parse(const json_t *v, const char *name, fb_permissions *out, fb_error *err)
 {
     static const char *const search[] = {"/usr/bin", "/bin", NULL};
     char field[64];
-    if (fb_permissions_parse(v, name, &r->permissions, err) < 0)
+    if (fb_permissions_parse(v, name, out, err) < 0)
         return -1;
     snprintf(field, sizeof field, "%s.childProcess", name);
-    return fb_permissions_resolve(&r->permissions, field, search, "/usr/", err);
+    return fb_permissions_resolve(out, field, search, "/usr/", err);
 }
 
 /* allowAllFs: a mount without its own `permissions` allows every operation by default. */
@@ -340,7 +340,7 @@ static int parse_options(json_t *root, fb_request *r, fb_error *err)
         options = NULL;
     }
     json_t *v = root_or_option(root, options, "timeout", err, &rc);
-    if (rc < 0 || parse_timeout(v, r, err) < 0)
+    if (rc < 0 || fb_request_timeout_parse(v, &r->timeout_s, err) < 0)
         return -1;
     v = root_or_option(root, options, "workdir", err, &rc);
     if (rc < 0 || parse_workdir(v, r, err) < 0)
@@ -362,11 +362,13 @@ static int parse_options(json_t *root, fb_request *r, fb_error *err)
         r->files = v;
     }
     v = root_or_option(root, options, "limits", err, &rc);
-    if (rc < 0 || parse_limits(v, json_object_get(root, "limits") ? "limits" : "options.limits", r, err) < 0)
+    if (rc < 0 || fb_request_limits_parse(v, json_object_get(root, "limits") ? "limits" : "options.limits",
+                                          r->timeout_s, &r->limits, err) < 0)
         return -1;
     v = root_or_option(root, options, "permissions", err, &rc);
     if (rc < 0 ||
-        parse_permissions(v, json_object_get(root, "permissions") ? "permissions" : "options.permissions", r, err) < 0)
+        fb_request_permissions_parse(v, json_object_get(root, "permissions") ? "permissions" : "options.permissions",
+                                     &r->permissions, err) < 0)
         return -1;
     v = root_or_option(root, options, "mount", err, &rc);
     if (rc < 0 || !v || json_is_null(v))

@@ -44,4 +44,12 @@ typedef struct fb_request {
 int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *err);
 void fb_request_free(fb_request *r);
 
+/* The decoders a call shares with other requests (request/command.h): `timeout` (NULL or null: the
+ * default), `limits` (name: its JSON path for messages; every field set, cpuSeconds defaulting from
+ * timeout_s) and `permissions` (commands resolved; on failure *out is zeroed). InvalidRequest naming the
+ * field. */
+int fb_request_timeout_parse(const json_t *v, double *out, fb_error *err);
+int fb_request_limits_parse(const json_t *v, const char *name, double timeout_s, fb_call_limits *out, fb_error *err);
+int fb_request_permissions_parse(const json_t *v, const char *name, fb_permissions *out, fb_error *err);
+
 #endif

@@ -44,6 +44,9 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
                     fb_error *err);
 /* [child] The program, after fb_userns_lock_mounts: /proc becomes read-only (the root is writable, and
  * Landlock's rights on it reach beneath /proc). */
+/* [child, init, after the root is built] Enters the program's directory: spec->cwd (created with its
+ * parents when missing, as the sandbox user), or the workdir. */
+int fb_rootfs_enter_cwd(const fb_sandbox_spec *spec, fb_error *err);
 int fb_rootfs_seal_proc(fb_error *err);
 
 /* netns.c: the call's network namespace, from inside (docs/internals/network.md). */

@@ -516,3 +516,16 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
     }
     return enter_root(err);
 }
+
+int fb_rootfs_enter_cwd(const fb_sandbox_spec *spec, fb_error *err)
+{
+    if (chdir(spec->workdir) < 0)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "chdir %s", spec->workdir);
+    if (!spec->cwd)
+        return 0;
+    if (mkdir_p(spec->cwd, 0755, err) < 0)
+        return fb_wrap_error(err, "cwd");
+    if (chdir(spec->cwd) < 0)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "cwd: chdir %s", spec->cwd);
+    return 0;
+}

@@ -38,6 +38,8 @@ typedef struct fb_sandbox_spec {
     char *const *argv;            /* NULL-terminated */
     char *const *envp;            /* NULL-terminated; the whole environment (nothing is inherited) */
     const char *workdir;          /* absolute; a fresh tmpfs is mounted here and is the cwd */
+    const char *cwd;              /* NULL: the workdir; else the program's cwd (absolute, normalized; created
+                                     with its parents when missing) */
     const fb_sandbox_file *files; /* placed read-only under /.fnbox (never in the workspace) */
     size_t nfiles;
     const char *input;            /* streamed to the program on fd 4 (a pipe), then EOF; NULL for none.
@@ -84,6 +86,10 @@ typedef struct fb_sandbox_spec {
      * (nothing beyond their cap). Raw bytes: a chunk may end inside a UTF-8 character. */
     void (*on_output)(void *ctx, int stream, const char *data, size_t len);
     void *output_ctx;
+    /* A command rather than a harness: the input is the program's stdin (fd 0, a pipe; EOF once given),
+     * there is no fd 4, and with no_result_fd no fd 3 either (the result buffer then stays empty). */
+    bool input_on_stdin;
+    bool no_result_fd;
 } fb_sandbox_spec;
 
 #define FB_SANDBOX_MAX_FUSE 16

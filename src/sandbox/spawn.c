@@ -65,32 +65,31 @@ __attribute__((noreturn)) void fb_child_fail(int report_fd, const fb_error *err)
     _exit(127);
 }
 
-/* Moves the program's descriptors into place: 0 /dev/null, 1-2 pipes, 3 result, 4 input; a spawned
- * command has its input (or /dev/null) on 0 and nothing on 3 and 4. */
+/* Moves the program's descriptors into place: 0 /dev/null, 1-2 pipes, 3 result, 4 input; or, for a
+ * command (input_on_stdin), 0 its input (or /dev/null), 1-2 pipes, and 3 the result channel if it has
+ * one. */
 static int setup_fds(const fb_child_ctx *c, fb_error *err)
 {
     int devnull = -1;
     if (!(c->input_on_stdin && c->input_r >= 0) && (devnull = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "open /dev/null");
     int src[5] = {devnull, c->out_w, c->err_w, c->result_fd, c->input_r};
+    unsigned n = 5;
     if (c->input_on_stdin) {
         src[0] = c->input_r >= 0 ? c->input_r : devnull;
-        src[4] = -1;
+        n = c->result_fd >= 0 ? 4 : 3;
     }
     int high[5];
-    for (int i = 0; i < 5; i++) { /* first lift every source above the targets to avoid clobbering */
+    for (unsigned i = 0; i < n; i++) { /* first lift every source above the targets to avoid clobbering */
         high[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 16);
         if (src[i] >= 0 && high[i] < 0)
             return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "dup fd %d", src[i]);
     }
-    for (int i = 0; i < 5; i++) {
-        if (high[i] >= 0 && dup2(high[i], i) < 0)
-            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "dup2 to fd %d", i);
-        if (high[i] < 0 && i >= 3)
-            (void)close(i); /* nothing of init's may stay on a slot the program gets nothing on */
-    }
+    for (unsigned i = 0; i < n; i++)
+        if (high[i] >= 0 && dup2(high[i], (int)i) < 0)
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "dup2 to fd %u", i);
     /* Everything else (including fds a library caller leaked without O_CLOEXEC) closes at execve. */
-    if (!fb_defence_disabled("fds") && syscall(SYS_close_range, 5U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+    if (!fb_defence_disabled("fds") && syscall(SYS_close_range, n, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "close_range");
     return 0;
 }
@@ -263,9 +262,7 @@ static int prepare_root(const fb_child_ctx *c, fb_error *err)
         if (stat(spec->fuse_paths[i], &st) < 0)
             return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "mount %s is not served", spec->fuse_paths[i]);
     }
-    if (chdir(spec->workdir) < 0)
-        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "chdir %s", spec->workdir);
-    return 0;
+    return fb_rootfs_enter_cwd(spec, err);
 }
 
 /* [child] Closes every descriptor init inherited except its own ends of the call's pipes. init is a
@@ -652,7 +649,8 @@ static int start(fb_sandbox *sb, bool serve, fb_sandbox_outcome *out, fb_error *
                       .pids_by_cgroup = sb->cg.pids_dir[0] != '\0', .await_cgroup = sb->cg.join == FB_JOIN_PARENT_INIT,
                       .tasks_fd = {sb->cg.tasks_fd[0], sb->cg.tasks_fd[1]}, .oom_restore = sb->cg.join == FB_JOIN_PARENT_INIT,
                       .oom_adj = sb->cg.join == FB_JOIN_PARENT_INIT ? own_oom_adj() : 0, .out_w = f->out[1],
-                      .err_w = f->err[1], .report_w = f->report[1], .sync_fd = f->sync[0], .result_fd = f->result,
+                      .err_w = f->err[1], .report_w = f->report[1], .sync_fd = f->sync[0],
+                      .result_fd = spec->no_result_fd ? -1 : f->result, .input_on_stdin = spec->input_on_stdin,
                       .input_r = f->input[0], .parent_ends = {f->out[0], f->err[0], f->report[0], f->sync[1], f->input[1]},
                       .exec_path = spec->exec_path, .argv = spec->argv, .envp = spec->envp, .serve = serve,
                       .ctl_fd = f->ctl[0]};

@@ -1,0 +1,213 @@
+/* What runs for an execute request (command.h). The runtimes are the call drivers' (lang/lang.h: the same
+ * search list, so `fnbox doctor` and fnbox_languages describe them), plus the shells. */
+#include "core/command.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/launch.h"
+#include "lang/lang.h"
+
+#define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
+
+/* A compiled language's run: compile into /tmp (the program is not the function's file: the result's
+ * `files` reports the workdir only), report the compiler's output and status on fd 3, show a failure's
+ * output on stderr too and exit with its status, else close fd 3 and become the program. "$0" is the
+ * compiler, "$@" the program's arguments. */
+#define COMPILE_AND_RUN(flags, src)                                                                           \
+    "out=$(\"$0\" " flags " -o /tmp/.fnbox_main " src " 2>&1); s=$?; "                                         \
+    "printf '%s\\nfnbox-compile-exit:%d\\n' \"$out\" \"$s\" >&3; "                                             \
+    "if [ \"$s\" -ne 0 ]; then printf '%s\\n' \"$out\" >&2; exit \"$s\"; fi; "                                  \
+    "exec 3>&- /tmp/.fnbox_main \"$@\""
+#define COMPILE_MARK "\nfnbox-compile-exit:"
+
+typedef struct exec_lang {
+    const char *name;                 /* canonical */
+    const char *const *aliases;
+    const char *driver;               /* the call driver whose runtimes it uses, or NULL */
+    const char *const *runtimes;      /* without a driver: candidate paths */
+    const char *file;                 /* where the code goes */
+    const char *compile;              /* compiled languages: the shell script (COMPILE_AND_RUN) */
+    const char *version_arg;          /* makes the runtime print its version */
+} exec_lang;
+
+static const char *const k_none[] = {NULL};
+static const char *const k_python[] = {"python", NULL};
+static const char *const k_node[] = {"javascript", "js", NULL};
+static const char *const k_cpp[] = {"c++", NULL};
+static const char *const k_sh[] = {"/bin/sh", "/usr/bin/sh", NULL};
+static const char *const k_bash[] = {"/bin/bash", "/usr/bin/bash", NULL};
+
+static const exec_lang k_langs[] = {
+    {"python3", k_python, "python", NULL, "/.fnbox/main.py", NULL, "--version"},
+    {"node", k_node, "javascript", NULL, "/.fnbox/main.js", NULL, "--version"},
+    {"ruby", k_none, "ruby", NULL, "/.fnbox/main.rb", NULL, "--version"},
+    {"php", k_none, "php", NULL, "/.fnbox/main.php", NULL, "--version"},
+    {"sh", k_none, NULL, k_sh, "/.fnbox/main.sh", NULL, NULL},
+    {"bash", k_none, NULL, k_bash, "/.fnbox/main.sh", NULL, "--version"},
+    {"c", k_none, "c", NULL, "/.fnbox/main.c",
+     COMPILE_AND_RUN("-x c -std=gnu17 -O2 -pipe -fdiagnostics-color=never", "/.fnbox/main.c -lm"),
+     "-dumpfullversion"},
+    {"cpp", k_cpp, "cpp", NULL, "/.fnbox/main.cpp",
+     COMPILE_AND_RUN("-x c++ -std=gnu++17 -O2 -pipe -fdiagnostics-color=never", "/.fnbox/main.cpp -lm"),
+     "-dumpfullversion"},
+};
+enum { NLANGS = sizeof k_langs / sizeof *k_langs };
+
+static const exec_lang *find_lang(const char *name)
+{
+    for (size_t i = 0; i < NLANGS; i++) {
+        if (strcmp(k_langs[i].name, name) == 0)
+            return &k_langs[i];
+        for (const char *const *a = k_langs[i].aliases; *a; a++)
+            if (strcmp(*a, name) == 0)
+                return &k_langs[i];
+    }
+    return NULL;
+}
+
+static const char *find_runtime(const exec_lang *l)
+{
+    if (l->driver)
+        return fb_lang_find_runtime(fb_lang_lookup(l->driver));
+    for (const char *const *r = l->runtimes; *r; r++)
+        if (access(*r, X_OK) == 0)
+            return *r;
+    return NULL;
+}
+
+bool fb_command_language_at(size_t i, fb_command_language *out)
+{
+    if (i >= NLANGS)
+        return false;
+    *out = (fb_command_language){.name = k_langs[i].name, .aliases = k_langs[i].aliases,
+                                 .runtime = find_runtime(&k_langs[i]), .version_arg = k_langs[i].version_arg};
+    return true;
+}
+
+/* argv = head (NULL-terminated), then the request's args. */
+static int make_argv(fb_command_program *p, const char *const *head, const fb_command *cmd, fb_error *err)
+{
+    size_t nhead = 0;
+    while (head[nhead])
+        nhead++;
+    p->argv = calloc(nhead + cmd->nargs + 1, sizeof *p->argv);
+    if (!p->argv)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "argv");
+    memcpy(p->argv, head, nhead * sizeof *head);
+    memcpy(p->argv + nhead, cmd->args, cmd->nargs * sizeof *cmd->args);
+    return 0;
+}
+
+static int make_env(fb_command_program *p, const fb_command *cmd, fb_error *err)
+{
+    size_t base = 0;
+    while (fb_launch_base_env[base])
+        base++;
+    p->env_cap = base + cmd->permissions.nenv + cmd->nenv + FB_COMMAND_EXTRA_ENV + 1;
+    p->envp = calloc(p->env_cap, sizeof *p->envp);
+    if (!p->envp)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "environment");
+    const char *const *const layers[] = {fb_launch_base_env, cmd->permissions.env, cmd->env};
+    return fb_launch_env_build(layers, 3, p->envp, p->env_cap, err);
+}
+
+static int unknown_language(fb_command_program *p, const char *language, fb_error *err)
+{
+    static const char k_prefix[] = "Language interpreter not found: ";
+    size_t n = strlen(language);
+    p->missing_owned = malloc(sizeof k_prefix + n + 1);
+    if (!p->missing_owned)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "language");
+    memcpy(p->missing_owned, k_prefix, sizeof k_prefix - 1);
+    memcpy(p->missing_owned + sizeof k_prefix - 1, language, n);
+    memcpy(p->missing_owned + sizeof k_prefix - 1 + n, "\n", 2);
+    p->missing = p->missing_owned;
+    return 0;
+}
+
+static int code_program(fb_command_program *p, const fb_command *cmd, fb_error *err)
+{
+    const exec_lang *l = find_lang(cmd->language);
+    const char *runtime = l ? find_runtime(l) : NULL;
+    if (!runtime)
+        return unknown_language(p, cmd->language, err);
+    p->language = l->name;
+    p->file = (fb_sandbox_file){.path = l->file, .data = cmd->code, .len = cmd->code_len};
+    p->nfiles = 1;
+    if (!l->compile) {
+        p->exec_path = runtime;
+        const char *head[] = {runtime, l->file, NULL};
+        return make_argv(p, head, cmd, err);
+    }
+    if (!p->exec_any)
+        return BAD("permissions.childProcess: %s is compiled by %s, which runs programs of its own (cc1, as, ld) "
+                   "and then the program: leave childProcess allowed (the default) to run %s code",
+                   l->name, runtime, l->name);
+    p->compiled = true;
+    p->exec_path = "/bin/sh";
+    const char *head[] = {"/bin/sh", "-c", l->compile, runtime, NULL};
+    return make_argv(p, head, cmd, err);
+}
+
+int fb_command_prepare(const fb_command *cmd, fb_command_program *out, fb_error *err)
+{
+    *out = (fb_command_program){.exec_allow = cmd->permissions.exec_allow, .exec_any = cmd->permissions.exec_any,
+                                .cwd = cmd->cwd};
+    if (cmd->cwd && fb_sandbox_reserved_path(cmd->cwd))
+        return BAD("cwd: '%.200s' is on a read-only system path; choose a directory under %s, /tmp or another "
+                   "path of your own",
+                   cmd->cwd, cmd->workdir);
+    if (make_env(out, cmd, err) < 0)
+        return -1;
+    if (cmd->code)
+        return code_program(out, cmd, err);
+    out->exec_path = "/bin/sh";
+    const char *head[] = {"/bin/sh", "-c", cmd->command, "sh", NULL};
+    return make_argv(out, head, cmd, err);
+}
+
+void fb_command_program_spec(const fb_command_program *p, fb_sandbox_spec *spec)
+{
+    spec->exec_path = p->exec_path;
+    spec->argv = (char *const *)p->argv;
+    spec->envp = (char *const *)p->envp;
+    spec->files = p->nfiles ? &p->file : NULL;
+    spec->nfiles = p->nfiles;
+    spec->cwd = p->cwd;
+    spec->exec_allow = p->exec_allow;
+    spec->exec_any = p->exec_any;
+    spec->input_on_stdin = true;
+    spec->no_result_fd = !p->compiled;
+}
+
+void fb_command_program_free(fb_command_program *p)
+{
+    free(p->argv);
+    free(p->envp);
+    free(p->missing_owned);
+    *p = (fb_command_program){0};
+}
+
+bool fb_command_compile_report(const char *data, size_t len, fb_compile_report *out)
+{
+    static const char k_mark[] = COMPILE_MARK;
+    const char *mark = NULL;
+    for (const char *p = data; p && len >= sizeof k_mark - 1 && p <= data + len - (sizeof k_mark - 1);) {
+        const char *hit = memmem(p, (size_t)(data + len - p), k_mark, sizeof k_mark - 1);
+        if (!hit)
+            break;
+        mark = hit; /* the last one: the compiler's own output could contain the text */
+        p = hit + 1;
+    }
+    if (!mark)
+        return false;
+    char *end = NULL;
+    long code = strtol(mark + sizeof k_mark - 1, &end, 10);
+    if (end == mark + sizeof k_mark - 1)
+        return false;
+    *out = (fb_compile_report){.output = data, .output_len = (size_t)(mark - data), .exit_code = (int)code};
+    return true;
+}
