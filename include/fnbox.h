@@ -19,6 +19,9 @@ enum {
     FNBOX_INVALID_REQUEST = 2,    /* status "error", error.type "InvalidRequest", the field is named */
     FNBOX_SANDBOX_FAILED = 3,     /* the sandbox could not be set up: error.type "SandboxSetupFailed" or
                                      "KernelFeatureMissing"; the function did not run */
+    FNBOX_NOT_FOUND = 4,          /* sessions: no such file or directory in the session (error.type NotFound) */
+    FNBOX_DENIED = 5,             /* sessions: the sandbox's user may not do that there (PermissionDenied:
+                                     a read-only system path, a file it cannot read) */
     FNBOX_NO_RESULT = -1,         /* out of memory: no result could be built */
 };
 
@@ -151,6 +154,60 @@ FNBOX_API int fnbox_execute(const char *request, size_t request_len, const fnbox
  * per process, then kept; null when it says nothing readable). Released with fnbox_free; -1 on allocation
  * failure. Thread-safe. */
 FNBOX_API int fnbox_execute_languages(char **json, size_t *json_len);
+
+/* ---- Sessions (since 0.5): a long-lived sandbox for many commands, files kept between them ----
+ * A session is one sandbox (namespaces, root, cgroup) kept alive: commands and code run in it one after
+ * another or at once, and see each other's files. Each command runs in a PID namespace of its own, so
+ * whatever it leaves running (a background job, a daemon) is killed when it ends. Its isolation from other
+ * sessions and calls is a call's. The session functions are thread-safe; a session may be used from
+ * several threads at once, until fnbox_session_close.
+ *
+ * Errors (all but fnbox_session_exec's results) are *error = {"error": {"type", "message"}} JSON, released
+ * with fnbox_free (error may be NULL), with the return code: FNBOX_INVALID_REQUEST (the message names the
+ * field or path), FNBOX_NOT_FOUND, FNBOX_DENIED, FNBOX_SANDBOX_FAILED, FNBOX_NO_RESULT (no error JSON). */
+typedef struct fnbox_session fnbox_session;
+
+/* Opens a session. options is JSON (len 0: every default): {workdir ("/workspace"), files (as a call's:
+ * written once the sandbox is up), permissions ({env, network, childProcess} as a call's; childProcess
+ * defaults to allowed), limits (as a call's: memory, pids, disk and inodes are the whole session's, its
+ * processes share one cgroup; stdoutBytes / stderrBytes are per command; cpuSeconds per process, default
+ * a day), idleTimeout (seconds, default 900), maxLifetime (default 3600; each at most 86400)}. `mount` is
+ * not supported yet (refused). Past idleTimeout or maxLifetime fnbox_session_expired says so; the owner
+ * (fnbox serve's reaper) closes it. */
+FNBOX_API int fnbox_session_open(const char *options, size_t len, fnbox_session **session, char **error,
+                                 size_t *error_len);
+/* Runs one command or program's code in the session: {command} or {code, language}, plus args, stdin, env,
+ * cwd (absolute or relative to the workdir; must exist), timeout (seconds; default 30, at most 3600) as
+ * fnbox_execute takes them (files, limits and permissions are the session's: refused here). options as
+ * for fnbox_call (cancel_fd, output). *result: {status, success, exitCode, stdout, stderr, usage,
+ * truncated, meta} as fnbox_execute's, without files. Returns as fnbox_execute. */
+FNBOX_API int fnbox_session_exec(fnbox_session *s, const char *request, size_t request_len,
+                                 const fnbox_call_options *options, char **result, size_t *result_len);
+/* The file at path (absolute, or relative to the workdir; path_len bytes): its bytes in *data (released
+ * with fnbox_free; NUL-terminated for convenience, not counted in *data_len). At most 256 MiB. */
+FNBOX_API int fnbox_session_read(fnbox_session *s, const char *path, size_t path_len, char **data,
+                                 size_t *data_len, char **error, size_t *error_len);
+/* Writes len bytes as the file at path, replacing it whole (never seen half-written), creating missing
+ * parent directories. */
+FNBOX_API int fnbox_session_write(fnbox_session *s, const char *path, size_t path_len, const void *data,
+                                  size_t len, char **error, size_t *error_len);
+/* Removes the file (or empty directory) at path. */
+FNBOX_API int fnbox_session_remove(fnbox_session *s, const char *path, size_t path_len, char **error,
+                                   size_t *error_len);
+/* Lists the directory at path: *json = [{"name", "isDir", "size"}...] sorted by name, without "." and "..";
+ * a symlink is listed as itself. A missing path or a file is FNBOX_NOT_FOUND. */
+FNBOX_API int fnbox_session_list(fnbox_session *s, const char *path, size_t path_len, char **json,
+                                 size_t *json_len, char **error, size_t *error_len);
+/* {createdAt, lastUsedAt, expiresAt (ISO 8601 UTC), running (commands now), idleTimeout, maxLifetime,
+ * workdir} as JSON, released with fnbox_free; -1 on allocation failure. */
+FNBOX_API int fnbox_session_info(fnbox_session *s, char **json, size_t *json_len);
+/* Nonzero once the session is past its idleTimeout (counted from its last request's end, not while a
+ * command runs) or its maxLifetime. */
+FNBOX_API int fnbox_session_expired(fnbox_session *s);
+/* Ends the session: kills every process in it (running commands end as killed), waits for the calls in
+ * progress on other threads to return, removes its sandbox (cgroup, mounts, files). Never syncs anything.
+ * NULL is a no-op. */
+FNBOX_API void fnbox_session_close(fnbox_session *s);
 
 /* Probes the kernel features and runtimes fnbox needs. *report is a JSON object
  * {"ok": bool, "checks": [{"name", "ok", "detail", "fix"}...]} to release with fnbox_free.

@@ -138,7 +138,9 @@ static int run_op(op *o, fb_error *err)
 
 static int open_in_root(const op *o, const char *path, int flags)
 {
-    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC | O_NOCTTY), .resolve = IN_ROOT};
+    /* O_PATH takes no other flags than O_DIRECTORY and O_NOFOLLOW (openat2 refuses them: EINVAL). */
+    int extra = flags & O_PATH ? O_CLOEXEC : O_CLOEXEC | O_NOCTTY;
+    struct open_how how = {.flags = (unsigned long long)(flags | extra), .resolve = IN_ROOT};
     long fd;
     while ((fd = syscall(SYS_openat2, o->r->root_fd, path, &how, sizeof how)) < 0 && errno == EAGAIN)
         ; /* a rename raced with the lookup: the kernel asks to retry */
@@ -148,7 +150,7 @@ static int open_in_root(const op *o, const char *path, int flags)
 static int fail_errno(op *o, int e, const char *what)
 {
     fb_errkind kind = FB_ERR_SANDBOX_SETUP;
-    const char *why = strerror(e);
+    const char *why = NULL; /* NULL: fb_set_error adds strerror(e) */
     if (e == ENOENT || e == ENOTDIR) {
         kind = FB_ERR_NOT_FOUND;
         why = e == ENOENT ? "no such file or directory" : "a component of the path is not a directory";
@@ -161,7 +163,11 @@ static int fail_errno(op *o, int e, const char *what)
         kind = FB_ERR_FILE_SIZE_LIMIT;
         why = "no space left: the session's disk limit (limits.workspaceBytes / tmpBytes)";
     }
-    return fb_set_error(&o->err, kind, e, "path: %s '%.512s': %s", what, o->path, why);
+    if (!why)
+        return fb_set_error(&o->err, kind, e, "path: %s '%.512s'", what, o->path);
+    fb_set_error(&o->err, kind, 0, "path: %s '%.512s': %s", what, o->path, why);
+    o->err.err_no = e;
+    return -1;
 }
 
 static int do_read(op *o)
@@ -302,6 +308,15 @@ static int do_remove(op *o)
     return rc;
 }
 
+static int do_check_dir(op *o)
+{
+    int fd = open_in_root(o, o->path, O_PATH | O_DIRECTORY);
+    if (fd < 0)
+        return fail_errno(o, errno, "entering");
+    close(fd);
+    return 0;
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const fb_inroot_entry *)a)->name, ((const fb_inroot_entry *)b)->name);
@@ -391,6 +406,12 @@ int fb_inroot_list(const fb_inroot *r, const char *path, size_t max, fb_inroot_e
     *entries = o.entries;
     *n = o.n;
     return rc;
+}
+
+int fb_inroot_check_dir(const fb_inroot *r, const char *path, fb_error *err)
+{
+    op o = {.r = r, .fn = do_check_dir, .path = path};
+    return run_op(&o, err);
 }
 
 void fb_inroot_entries_free(fb_inroot_entry *entries, size_t n)

@@ -59,6 +59,14 @@
 #define FB_MAX_CWD_BYTES 1024                     /* `cwd`, relative or absolute */
 #define FB_EXECUTE_WORKDIR "/workspace"           /* the sandbox's workdir, where a relative cwd starts */
 
+/* Sessions (request/session.h, core/session.c): a long-lived sandbox */
+#define FB_SESSION_DEFAULT_IDLE_S 900.0            /* idleTimeout: closed after this long unused */
+#define FB_SESSION_DEFAULT_LIFETIME_S 3600.0       /* maxLifetime: closed this long after it opened */
+#define FB_SESSION_MAX_LIFETIME_S 86400.0          /* the most either may be */
+#define FB_SESSION_MAX_READ_BYTES (256ULL * FB_MiB) /* one file read */
+#define FB_SESSION_MAX_LIST_ENTRIES 100000         /* one directory listing */
+#define FB_SESSION_CPU_SECONDS 86400               /* default limits.cpuSeconds (per process): its lifetime */
+
 /* Compiled languages (core/compile.c, which passes the cache bounds to lang/compile_cache.c): the compile
  * cache and the compiler's own sandbox */
 #define FB_CACHE_MAX_ENTRIES 256                  /* programs + runtime objects in the cache directory */

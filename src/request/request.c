@@ -178,11 +178,11 @@ int fb_request_timeout_parse(const json_t *t, double *out, fb_error *err)
     return 0;
 }
 
-static int parse_workdir(json_t *w, fb_request *r, fb_error *err)
+int fb_request_workdir_parse(const json_t *w, const char **out, fb_error *err)
 {
     static const char *const reserved[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
                                            "/etc", "/proc", "/dev", "/sys", "/.fnbox"};
-    r->workdir = "/workspace";
+    *out = "/workspace";
     if (!w || json_is_null(w))
         return 0;
     if (!json_is_string(w))
@@ -202,7 +202,7 @@ static int parse_workdir(json_t *w, fb_request *r, fb_error *err)
         if (strncmp(s, reserved[i], n) == 0 && (s[n] == '\0' || s[n] == '/'))
             return BAD("workdir: '%s' is reserved for the system; choose a path like /workspace", reserved[i]);
     }
-    r->workdir = s;
+    *out = s;
     return 0;
 }
 
@@ -343,7 +343,7 @@ static int parse_options(json_t *root, fb_request *r, fb_error *err)
     if (rc < 0 || fb_request_timeout_parse(v, &r->timeout_s, err) < 0)
         return -1;
     v = root_or_option(root, options, "workdir", err, &rc);
-    if (rc < 0 || parse_workdir(v, r, err) < 0)
+    if (rc < 0 || fb_request_workdir_parse(v, &r->workdir, err) < 0)
         return -1;
     json_t *ro = json_object_get(root, "resultOptions");
     json_t *rep = json_object_get(root, "reporting");

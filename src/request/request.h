@@ -50,6 +50,8 @@ void fb_request_free(fb_request *r);
  * field. */
 int fb_request_timeout_parse(const json_t *v, double *out, fb_error *err);
 int fb_request_limits_parse(const json_t *v, const char *name, double timeout_s, fb_call_limits *out, fb_error *err);
+/* `workdir`: an absolute, normalised directory outside the system's (NULL or null: /workspace). */
+int fb_request_workdir_parse(const json_t *v, const char **out, fb_error *err);
 int fb_request_permissions_parse(const json_t *v, const char *name, fb_permissions *out, fb_error *err);
 
 #endif

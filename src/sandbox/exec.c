@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -19,19 +20,21 @@
 
 typedef struct exec_fds {
     int out[2], err[2], report[2], sock[2], input[2];
-    int pidfd;
+    int result, pidfd;
 } exec_fds;
 
 static void exec_fds_close(exec_fds *f)
 {
     int *all[] = {&f->out[0], &f->out[1], &f->err[0], &f->err[1], &f->report[0], &f->report[1],
-                  &f->sock[0], &f->sock[1], &f->input[0], &f->input[1], &f->pidfd};
+                  &f->sock[0], &f->sock[1], &f->input[0], &f->input[1], &f->result, &f->pidfd};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         fb_close(all[i]);
 }
 
-static int exec_fds_open(exec_fds *f, bool input, fb_error *err)
+static int exec_fds_open(exec_fds *f, bool input, bool result, fb_error *err)
 {
+    if (result && (f->result = memfd_create("fnbox-result", MFD_CLOEXEC)) < 0)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "memfd_create(result)");
     if (pipe2(f->out, O_CLOEXEC) < 0 || pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->report, O_CLOEXEC) < 0 ||
         (input && pipe2(f->input, O_CLOEXEC) < 0))
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "pipe2");
@@ -62,7 +65,9 @@ static int encode(const fb_sandbox_program *prog, fb_buf *msg, fb_error *err)
     if (argc > FB_SPAWN_MAX_ARGS || envc > FB_SPAWN_MAX_ARGS)
         return fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "more than %d arguments or environment variables",
                             FB_SPAWN_MAX_ARGS);
-    fb_spawn_hdr h = {.tag = 'x', .flags = prog->input ? FB_SPAWN_STDIN : 0, .argc = (unsigned)argc,
+    fb_spawn_hdr h = {.tag = 'x',
+                      .flags = (unsigned char)((prog->input ? FB_SPAWN_STDIN : 0) | (prog->result_bytes ? FB_SPAWN_RESULT : 0)),
+                      .argc = (unsigned)argc,
                       .envc = (unsigned)envc};
     if (fb_buf_append(msg, &h, sizeof h) < 0 || fb_buf_append(msg, prog->exec_path, strlen(prog->exec_path) + 1) < 0 ||
         fb_buf_append(msg, prog->cwd ? prog->cwd : "", strlen(prog->cwd ? prog->cwd : "") + 1) < 0)
@@ -137,9 +142,14 @@ static int launch(fb_sandbox *sb, const fb_sandbox_program *prog, exec_fds *f, p
     fb_buf msg;
     fb_buf_init(&msg, sizeof(fb_spawn_hdr) + FB_SPAWN_MAX_BYTES);
     int rc = encode(prog, &msg, err);
-    int fds[FB_SPAWN_FDS] = {f->out[1], f->err[1], f->report[1], f->sock[0], f->input[0]};
+    int fds[FB_SPAWN_FDS] = {f->out[1], f->err[1], f->report[1], f->sock[0]};
+    size_t nfds = 4;
+    if (prog->input)
+        fds[nfds++] = f->input[0];
+    if (prog->result_bytes)
+        fds[nfds++] = f->result;
     if (rc == 0)
-        rc = send_request(sb->f.ctl[1], &msg, fds, prog->input ? 5 : 4, err);
+        rc = send_request(sb->f.ctl[1], &msg, fds, nfds, err);
     fb_buf_free(&msg);
     fb_close(&f->out[1]); /* the command init's now */
     fb_close(&f->err[1]);
@@ -166,17 +176,17 @@ static void outcome_init(const fb_sandbox *sb, const fb_sandbox_program *prog, f
         out->scratch_fd[i] = -1;
     fb_buf_init(&out->out, prog->output_bytes);
     fb_buf_init(&out->errout, prog->output_bytes);
-    fb_buf_init(&out->result, 0);
+    fb_buf_init(&out->result, prog->result_bytes);
     out->memory_limit_mechanism = sb->cg.mechanism;
 }
 
 int fb_sandbox_exec(fb_sandbox *sb, const fb_sandbox_program *prog, fb_sandbox_outcome *out, fb_error *err)
 {
     outcome_init(sb, prog, out);
-    exec_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1};
+    exec_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
     pid_t init = -1;
     int rc = -1;
-    if (exec_fds_open(&f, prog->input != NULL, err) < 0 || launch(sb, prog, &f, &init, err) < 0)
+    if (exec_fds_open(&f, prog->input != NULL, prog->result_bytes > 0, err) < 0 || launch(sb, prog, &f, &init, err) < 0)
         goto done;
     fb_sandbox_limits lim = sb->spec->limits;
     lim.timeout_s = prog->timeout_s;
@@ -193,6 +203,10 @@ int fb_sandbox_exec(fb_sandbox *sb, const fb_sandbox_program *prog, fb_sandbox_o
         goto done;
     }
     fb_sandbox_decode_status(st, out);
+    if (f.result >= 0 && (lseek(f.result, 0, SEEK_SET) < 0 || fb_read_all(f.result, &out->result) < 0)) {
+        fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "reading the result channel");
+        goto done;
+    }
     rc = 0;
 done:
     if (rc < 0 && f.pidfd >= 0) /* never leave a program running unsupervised */

@@ -147,8 +147,8 @@ struct fb_sandbox {
 /* The spawn request a long-lived sandbox's init reads from its control socket (one message): this header,
  * then len bytes of NUL-terminated strings: exec_path, cwd ("" for the workdir), argc argv strings, envc
  * envp strings. The descriptors come with it (SCM_RIGHTS), in this order: stdout and stderr write ends,
- * the report pipe's write end, the command's own SO_PASSCRED socket, and with FB_SPAWN_STDIN the stdin
- * pipe's read end. */
+ * the report pipe's write end, the command's own SO_PASSCRED socket, with FB_SPAWN_STDIN the stdin pipe's
+ * read end, with FB_SPAWN_RESULT the result channel. */
 typedef struct fb_spawn_hdr {
     char tag;                 /* 'x' */
     unsigned char flags;      /* FB_SPAWN_* */
@@ -156,9 +156,10 @@ typedef struct fb_spawn_hdr {
     unsigned argc, envc, len;
 } fb_spawn_hdr;
 #define FB_SPAWN_STDIN 1
+#define FB_SPAWN_RESULT 2 /* one more descriptor, after the others: the result channel, the program's fd 3 */
 #define FB_SPAWN_MAX_ARGS 4096    /* argv and envp entries, each */
 #define FB_SPAWN_MAX_BYTES (192u * 1024) /* the strings, in all: under a SOCK_SEQPACKET's default buffer */
-#define FB_SPAWN_FDS 5
+#define FB_SPAWN_FDS 6
 
 /* The program's wait status as an outcome (exited/exit_code or term_signal). */
 void fb_sandbox_decode_status(int st, fb_sandbox_outcome *out);

@@ -155,6 +155,7 @@ typedef struct fb_sandbox_program {
     int cancel_fd;                /* readable => kill it (outcome.cancelled); -1 for none */
     void (*on_output)(void *ctx, int stream, const char *data, size_t len); /* as fb_sandbox_spec's */
     void *output_ctx;
+    size_t result_bytes;          /* > 0: fd 3 is a result channel, read into outcome.result (at most this) */
 } fb_sandbox_program;
 
 /* Builds the sandbox and leaves its init waiting for programs. -1 with FB_ERR_SANDBOX_SETUP or
@@ -174,6 +175,8 @@ typedef struct fb_sandbox_user {
 /* An O_PATH fd of the sandbox's root directory (owned by the sandbox, valid until destroy), for file
  * operations resolved inside it on the host's behalf (fs/inroot.h), and the user to do them as. */
 int fb_sandbox_root(const fb_sandbox *sb, fb_sandbox_user *user);
+/* Kills every process of the sandbox now (running execs end as killed); destroy still follows. */
+void fb_sandbox_kill(fb_sandbox *sb);
 /* Kills every process of the sandbox and removes its cgroup; its mounts go with its last process. No exec
  * may be running. NULL is a no-op. */
 void fb_sandbox_destroy(fb_sandbox *sb);

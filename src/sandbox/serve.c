@@ -42,7 +42,7 @@ typedef struct spawn_req {
     const char *exec_path, *cwd;
     int fds[FB_SPAWN_FDS]; /* -1 where none came */
     size_t nfds;
-    bool stdin_pipe;
+    bool stdin_pipe, result;
 } spawn_req;
 
 /* Points out[0..n) at the next n strings of [*p, end); false if they are not all there. */
@@ -68,7 +68,8 @@ static bool parse_request(size_t len, spawn_req *r)
         return false;
     memcpy(&h, g_msg, sizeof h);
     if (h.tag != 'x' || h.argc == 0 || h.argc > FB_SPAWN_MAX_ARGS || h.envc > FB_SPAWN_MAX_ARGS ||
-        h.len != len - sizeof h || r->nfds != (h.flags & FB_SPAWN_STDIN ? 5U : 4U))
+        h.len != len - sizeof h ||
+        r->nfds != 4U + (h.flags & FB_SPAWN_STDIN ? 1U : 0U) + (h.flags & FB_SPAWN_RESULT ? 1U : 0U))
         return false;
     char *p = g_msg + sizeof h, *end = g_msg + len, *head[3];
     if (!take_strings(&p, end, 2, head) || !take_strings(&p, end, h.argc, g_argv) ||
@@ -77,6 +78,7 @@ static bool parse_request(size_t len, spawn_req *r)
     r->exec_path = head[0];
     r->cwd = head[1][0] ? head[1] : NULL;
     r->stdin_pipe = (h.flags & FB_SPAWN_STDIN) != 0;
+    r->result = (h.flags & FB_SPAWN_RESULT) != 0;
     return true;
 }
 
@@ -138,13 +140,14 @@ static __attribute__((noreturn)) void command_init(const fb_child_ctx *sandbox, 
     c.report_w = r->fds[2];
     c.sync_fd = r->fds[3];
     c.input_r = r->stdin_pipe ? r->fds[4] : -1;
-    c.result_fd = -1;
+    c.result_fd = r->result ? r->fds[r->stdin_pipe ? 5 : 4] : -1;
     c.exec_path = r->exec_path;
     c.argv = g_argv;
     c.envp = g_envp;
     c.cwd = r->cwd;
     c.input_on_stdin = true;
-    int *mine[] = {&c.out_w, &c.err_w, &c.report_w, &c.sync_fd, &c.input_r, &c.tasks_fd[0], &c.tasks_fd[1]};
+    int *mine[] = {&c.out_w,    &c.err_w,       &c.report_w,     &c.sync_fd,
+                   &c.input_r,  &c.result_fd, &c.tasks_fd[0], &c.tasks_fd[1]};
     for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
         lift(mine[i]);
     close(sandbox->ctl_fd);

@@ -792,6 +792,12 @@ void fb_sandbox_destroy(fb_sandbox *sb)
     free(sb);
 }
 
+void fb_sandbox_kill(fb_sandbox *sb)
+{
+    if (sb->pid > 0) /* still our child, unreaped: the pid cannot have been reused */
+        kill(sb->pid, SIGKILL);
+}
+
 int fb_sandbox_root(const fb_sandbox *sb, fb_sandbox_user *user)
 {
     user->uid = sb->idmap.outer_uid;

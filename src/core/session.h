@@ -1,0 +1,44 @@
+/* What the session's files share (core/session.c: its life and files; core/session_exec.c: commands). The
+ * public API is fnbox.h's. */
+#ifndef FB_CORE_SESSION_H
+#define FB_CORE_SESSION_H
+#include <pthread.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "core/launch.h"
+#include "fnbox.h"
+#include "fs/inroot.h"
+#include "net/policy.h"
+#include "net/proxy.h"
+#include "request/session.h"
+#include "sandbox/sandbox.h"
+
+#define SESSION_ENV_CAP (FB_LAUNCH_MAX_ENV)
+
+struct fnbox_session {
+    fb_session_options opt;
+    fb_sandbox_spec spec;
+    fb_sandbox *sb;
+    fb_net_policy *netpol;
+    fb_proxy_call net;
+    const char *env[SESSION_ENV_CAP]; /* base + permissions.env + the proxy's, NULL-terminated */
+    fb_inroot root;
+    pthread_mutex_t mu;
+    pthread_cond_t idle;              /* signalled when busy drops */
+    unsigned busy;                    /* API calls in progress */
+    unsigned running;                 /* commands in progress */
+    unsigned long seq;                /* numbers each run's code directory */
+    bool closing;
+    double created_ms, last_used_ms;  /* CLOCK_REALTIME, for info */
+    double created_mono, last_used_mono;
+};
+
+/* A call into the session begins (NotFound once it is closing) / ends (it counts as use). */
+int fb_session_enter(fnbox_session *s, fb_error *err);
+void fb_session_leave(fnbox_session *s);
+/* Renders err as {"error": {type, message}} into *error (when error is not NULL); returns its FNBOX_ code. */
+int fb_session_fail(const fb_error *err, char **error, size_t *error_len);
+double fb_session_clock_ms(clockid_t c);
+
+#endif

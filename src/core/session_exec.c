@@ -1,0 +1,278 @@
+/* fnbox_session_exec: one command or program's code in a session's sandbox (core/session.c has the
+ * stages). A one-shot execute places the code read-only under /.fnbox before the sandbox starts; a session's
+ * sandbox is already running, so the code is written into its /tmp (a directory per run, removed after it)
+ * and the program's arguments point there instead. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/command.h"
+#include "core/host.h"
+#include "core/output.h"
+#include "core/result.h"
+#include "core/session.h"
+#include "request/limits.h"
+#include "util/json.h"
+#include "util/utf8.h"
+
+#define CODE_DIR "/tmp/.fnbox-run"              /* <CODE_DIR>/<n>/main.<ext> (and a compiled prog) */
+#define ONE_SHOT_CODE_PREFIX "/.fnbox/main"     /* where core/command.c places the code */
+#define ONE_SHOT_PROGRAM "/tmp/.fnbox_main"     /* where its compile step puts the program */
+
+/* The fields an execute request has that a session owns. */
+static const char *const k_session_owned[] = {"files", "limits", "permissions"};
+
+typedef struct exec_state {
+    fb_command cmd;
+    fb_command_program prog;
+    char *cwd;                    /* absolute, normalised against the session's workdir; NULL: the workdir */
+    char dir[64];                 /* this run's code directory, "" when there is no code */
+    char *argv_owned[8];          /* relocated arguments */
+    const char *envp[SESSION_ENV_CAP];
+    fb_output output;
+    fb_sandbox_outcome outcome;
+    fb_result res;
+} exec_state;
+
+static void exec_state_free(exec_state *e)
+{
+    fb_result_free(&e->res);
+    fb_sandbox_outcome_free(&e->outcome);
+    for (size_t i = 0; i < sizeof e->argv_owned / sizeof *e->argv_owned; i++)
+        free(e->argv_owned[i]);
+    free(e->cwd);
+    fb_command_program_free(&e->prog);
+    fb_command_free(&e->cmd);
+}
+
+static int refuse_owned(json_t *obj, fb_error *err)
+{
+    for (size_t i = 0; i < sizeof k_session_owned / sizeof *k_session_owned; i++)
+        if (json_object_get(obj, k_session_owned[i]))
+            return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0,
+                                "%s: a session's own (set when it is opened), not a command's", k_session_owned[i]);
+    return 0;
+}
+
+/* Decodes the request; cwd is resolved against the session's workdir and must be a directory there. */
+static int decode(fnbox_session *s, const char *request, size_t len, exec_state *e, fb_error *err)
+{
+    if (len > FB_MAX_REQUEST_BYTES)
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "request: %zu bytes is more than the maximum of %llu", len,
+                            (unsigned long long)FB_MAX_REQUEST_BYTES);
+    json_error_t jerr;
+    json_t *root = fb_json_loadb(request, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    if (!root)
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "request: malformed JSON at line %d, column %d: %s",
+                            jerr.line, jerr.column, jerr.text);
+    if (refuse_owned(root, err) < 0 || fb_command_decode(root, NULL, &e->cmd, err) < 0) {
+        json_decref(root);
+        return -1;
+    }
+    e->cmd.root = root;
+    json_t *cwd = json_object_get(root, "cwd");
+    if (!json_is_string(cwd))
+        return 0;
+    if (fb_inroot_normalize(s->opt.workdir, json_string_value(cwd), json_string_length(cwd), "cwd", &e->cwd, err) < 0 ||
+        fb_inroot_check_dir(&s->root, e->cwd, err) < 0)
+        return fb_wrap_error(err, "cwd");
+    return 0;
+}
+
+/* s with every `from` replaced by `to` (allocated), or NULL when it has none. */
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+    size_t flen = strlen(from), tlen = strlen(to), n = 0;
+    for (const char *p = s; (p = strstr(p, from)) != NULL; p += flen)
+        n++;
+    if (n == 0)
+        return NULL;
+    char *out = malloc(strlen(s) + n * (tlen > flen ? tlen - flen : 0) + 1);
+    if (!out)
+        return NULL;
+    char *w = out;
+    for (const char *p = s, *hit; *p;) {
+        hit = strstr(p, from);
+        size_t keep = hit ? (size_t)(hit - p) : strlen(p);
+        memcpy(w, p, keep);
+        w += keep;
+        if (!hit)
+            break;
+        memcpy(w, to, tlen);
+        w += tlen;
+        p = hit + flen;
+    }
+    *w = '\0';
+    return out;
+}
+
+/* Writes the code into this run's directory and points the arguments at it. */
+static int place_code(fnbox_session *s, exec_state *e, fb_error *err)
+{
+    pthread_mutex_lock(&s->mu);
+    unsigned long n = ++s->seq;
+    pthread_mutex_unlock(&s->mu);
+    snprintf(e->dir, sizeof e->dir, CODE_DIR "/%lu", n);
+    char prefix[96], program[96], path[160];
+    snprintf(prefix, sizeof prefix, "%s/main", e->dir);
+    snprintf(program, sizeof program, "%s/prog", e->dir);
+    const char *ext = strrchr(e->prog.file.path, '.');
+    snprintf(path, sizeof path, "%s%s", prefix, ext ? ext : "");
+    if (fb_inroot_write(&s->root, path, e->prog.file.data, e->prog.file.len, err) < 0)
+        return fb_wrap_error(err, "writing the code into the session");
+    size_t owned = 0;
+    for (size_t i = 0; e->prog.argv[i] && owned < sizeof e->argv_owned / sizeof *e->argv_owned; i++) {
+        char *a = replace_all(e->prog.argv[i], ONE_SHOT_CODE_PREFIX, prefix);
+        char *b = replace_all(a ? a : e->prog.argv[i], ONE_SHOT_PROGRAM, program);
+        if (b) {
+            free(a);
+            a = b;
+        }
+        if (a) {
+            e->argv_owned[owned++] = a;
+            e->prog.argv[i] = a;
+        }
+    }
+    return 0;
+}
+
+/* Removes this run's directory (best effort: the command may have changed it). */
+static void remove_code(fnbox_session *s, exec_state *e)
+{
+    if (!e->dir[0])
+        return;
+    fb_inroot_entry *ent = NULL;
+    size_t n = 0;
+    fb_error ignored = {0};
+    if (fb_inroot_list(&s->root, e->dir, 64, &ent, &n, &ignored) == 0)
+        for (size_t i = 0; i < n; i++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", e->dir, ent[i].name);
+            (void)fb_inroot_remove(&s->root, path, &ignored);
+        }
+    fb_inroot_entries_free(ent, n);
+    (void)fb_inroot_remove(&s->root, e->dir, &ignored);
+}
+
+/* The session's environment, then the command's env. */
+static int build_env(fnbox_session *s, exec_state *e, fb_error *err)
+{
+    const char *const *layers[] = {s->env, e->cmd.env};
+    return fb_launch_env_build(layers, 2, e->envp, SESSION_ENV_CAP, err);
+}
+
+static void count_running(fnbox_session *s, int delta)
+{
+    pthread_mutex_lock(&s->mu);
+    s->running = (unsigned)((int)s->running + delta);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static int run(fnbox_session *s, exec_state *e, const fnbox_call_options *opts, fb_error *err)
+{
+    const fb_call_limits *lim = &s->opt.limits;
+    fb_sandbox_program p = {
+        .exec_path = e->prog.exec_path,
+        .argv = (char *const *)e->prog.argv,
+        .envp = (char *const *)e->envp,
+        .cwd = e->cwd,
+        .input = e->cmd.stdin_data,
+        .input_len = e->cmd.stdin_len,
+        .timeout_s = e->cmd.timeout_s,
+        .output_bytes = (size_t)(lim->stdout_bytes > lim->stderr_bytes ? lim->stdout_bytes : lim->stderr_bytes),
+        .cancel_fd = opts->cancel_fd,
+        .result_bytes = e->prog.compiled ? 1 << 20 : 0,
+    };
+    if (opts->output) {
+        fb_output_init(&e->output, opts->output, opts->output_ctx, lim->stdout_bytes, lim->stderr_bytes);
+        p.on_output = fb_output_chunk;
+        p.output_ctx = &e->output;
+    }
+    count_running(s, 1);
+    int rc = fb_sandbox_exec(s->sb, &p, &e->outcome, err);
+    count_running(s, -1);
+    if (opts->output)
+        fb_output_finish(&e->output);
+    return rc;
+}
+
+/* The language cannot run here: nothing starts, the answer is a shell's for a missing command. */
+static int missing_outcome(const fb_command_program *p, fb_sandbox_outcome *o, fb_error *err)
+{
+    *o = (fb_sandbox_outcome){.exited = true, .exit_code = 127};
+    fb_buf_init(&o->out, 0);
+    fb_buf_init(&o->errout, strlen(p->missing));
+    fb_buf_init(&o->result, 0);
+    if (fb_buf_append(&o->errout, p->missing, strlen(p->missing)) < 0)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "result");
+    return 0;
+}
+
+/* A compiled language's `compile`: {exitCode, output} from the report on fd 3, or exitCode null when the
+ * compiler did not finish. */
+static int add_compile(fb_result *res, const fb_buf *report, fb_error *err)
+{
+    fb_compile_report rep = {0};
+    json_t *c = NULL;
+    if (fb_command_compile_report(report->data, report->len, &rep)) {
+        size_t n = 0;
+        char *text = fb_utf8_sanitize(rep.output, rep.output_len, &n);
+        c = text ? json_pack("{s:i, s:s%}", "exitCode", rep.exit_code, "output", text, n) : NULL;
+        free(text);
+    } else {
+        c = json_pack("{s:n, s:s}", "exitCode", "output", "");
+    }
+    if (!c || json_object_set_new(res->obj, "compile", c) < 0)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "compile report");
+    return 0;
+}
+
+static int judge(fnbox_session *s, exec_state *e, fb_error *err)
+{
+    fb_result_limits rlim = fb_result_limits_of(e->cmd.timeout_s, &s->opt.limits);
+    if (e->prog.missing)
+        return missing_outcome(&e->prog, &e->outcome, err) < 0 ? -1
+                                                                           : fb_result_from_program(&e->res, &e->outcome,
+                                                                                                    &rlim, err);
+    if (fb_result_from_program(&e->res, &e->outcome, &rlim, err) < 0)
+        return -1;
+    return e->prog.compiled ? add_compile(&e->res, &e->outcome.result, err) : 0;
+}
+
+static int exec_in(fnbox_session *s, const char *request, size_t len, const fnbox_call_options *opts, double t0,
+                   char **result, size_t *result_len)
+{
+    exec_state e = {0};
+    fb_error err = {0};
+    int code;
+    if (decode(s, request, len, &e, &err) < 0 || fb_command_prepare(&e.cmd, &e.prog, &err) < 0 ||
+        build_env(s, &e, &err) < 0 || (!e.prog.missing && e.prog.nfiles && place_code(s, &e, &err) < 0)) {
+        code = fb_result_fail(&err, fb_result_code_of(&err), fb_session_clock_ms(CLOCK_MONOTONIC) - t0, NULL, result,
+                              result_len);
+    } else if ((!e.prog.missing && run(s, &e, opts, &err) < 0) || judge(s, &e, &err) < 0) {
+        code = fb_result_fail(&err, FNBOX_SANDBOX_FAILED, fb_session_clock_ms(CLOCK_MONOTONIC) - t0, NULL, result,
+                              result_len);
+    } else {
+        fb_result_set_meta(&e.res, fb_session_clock_ms(CLOCK_MONOTONIC) - t0, NULL);
+        *result = fb_result_render(&e.res, result_len);
+        code = *result ? FNBOX_OK : FNBOX_NO_RESULT;
+    }
+    remove_code(s, &e);
+    exec_state_free(&e);
+    return code;
+}
+
+FNBOX_API int fnbox_session_exec(fnbox_session *s, const char *request, size_t request_len,
+                                 const fnbox_call_options *options, char **result, size_t *result_len)
+{
+    double t0 = fb_session_clock_ms(CLOCK_MONOTONIC);
+    fnbox_call_options opts = fb_host_options(options);
+    fb_error err = {0};
+    *result = NULL;
+    if (fb_session_enter(s, &err) < 0)
+        return fb_result_fail(&err, FNBOX_NOT_FOUND, 0, NULL, result, result_len);
+    int code = exec_in(s, request, request_len, &opts, t0, result, result_len);
+    fb_session_leave(s);
+    return code;
+}
