@@ -204,9 +204,13 @@ FNBOX_API int fnbox_session_info(fnbox_session *s, char **json, size_t *json_len
 /* Nonzero once the session is past its idleTimeout (counted from its last request's end, not while a
  * command runs) or its maxLifetime. */
 FNBOX_API int fnbox_session_expired(fnbox_session *s);
-/* Ends the session: kills every process in it (running commands end as killed), waits for the calls in
- * progress on other threads to return, removes its sandbox (cgroup, mounts, files). Never syncs anything.
- * NULL is a no-op. */
+/* Stops the session: every later call on it is refused (NotFound, "it is closed"), every process in it is
+ * killed now (running commands return, as killed), the sandbox stays until fnbox_session_close. Safe to
+ * call while other threads are in calls on s, and more than once. */
+FNBOX_API void fnbox_session_shutdown(fnbox_session *s);
+/* Ends the session: shuts it down, waits for the calls in progress on other threads to return, removes
+ * its sandbox (cgroup, mounts, files). Never syncs anything. No thread may call into s once this began
+ * (count your references). NULL is a no-op. */
 FNBOX_API void fnbox_session_close(fnbox_session *s);
 
 /* Probes the kernel features and runtimes fnbox needs. *report is a JSON object

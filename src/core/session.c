@@ -175,14 +175,19 @@ FNBOX_API int fnbox_session_open(const char *options, size_t len, fnbox_session 
     return FNBOX_OK;
 }
 
-FNBOX_API void fnbox_session_close(fnbox_session *s)
+FNBOX_API void fnbox_session_shutdown(fnbox_session *s)
 {
-    if (!s)
-        return;
     pthread_mutex_lock(&s->mu);
     s->closing = true;
     pthread_mutex_unlock(&s->mu);
     fb_sandbox_kill(s->sb); /* running commands end now; their calls return */
+}
+
+FNBOX_API void fnbox_session_close(fnbox_session *s)
+{
+    if (!s)
+        return;
+    fnbox_session_shutdown(s);
     pthread_mutex_lock(&s->mu);
     while (s->busy > 0)
         pthread_cond_wait(&s->idle, &s->mu);
