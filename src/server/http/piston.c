@@ -424,7 +424,7 @@ static fb_http_reply answer(fb_http_exchange *x, json_t *req, const piston_lang 
         rep = message_reply(fb_http_status_of_call(rc), m ? m : "the request could not be run");
     } else {
         json_t *doc = piston_result(res, lang, version, &output);
-        char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        char *body = doc ? json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
         json_decref(doc);
         rep = body ? fb_http_reply_json(MHD_HTTP_OK, body, strlen(body), free, false)
                    : message_reply(MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
