@@ -203,9 +203,11 @@ static bool split_files(json_t *files, json_t *req, char *msg, size_t cap)
     return true;
 }
 
-/* Piston's constraint: absent or 0 is the default, else a non-negative number. */
+/* Piston's constraint: absent or 0 is the default, else a non-negative number; a memory limit may also be
+ * negative (Piston's own default, -1: no limit of its own, so fnbox's default). */
 static bool constraint(json_t *body, const char *name, double dflt, double *out, char *msg, size_t cap)
 {
+    bool memory = strstr(name, "memory") != NULL;
     json_t *v = json_object_get(body, name);
     *out = dflt;
     if (!v || json_is_null(v) || (json_is_number(v) && json_number_value(v) == 0) || json_is_false(v))
@@ -214,6 +216,8 @@ static bool constraint(json_t *body, const char *name, double dflt, double *out,
         snprintf(msg, cap, "If specified, %s must be a number", name);
         return false;
     }
+    if (json_number_value(v) < 0 && memory)
+        return true;
     if (json_number_value(v) < 0) {
         snprintf(msg, cap, "%s must be non-negative", name);
         return false;
