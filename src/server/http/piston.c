@@ -25,7 +25,7 @@
 #define PISTON_RUN_TIMEOUT_MS 3000.0      /* Piston's defaults */
 #define PISTON_COMPILE_TIMEOUT_MS 10000.0
 #define PISTON_MAX_TIMEOUT_MS 3600000.0   /* fnbox's timeout cap (request/limits.h FB_MAX_TIMEOUT_S) */
-#define PISTON_OUTPUT_MAX (2u * 1024 * 1024) /* run.output: both default stream caps */
+#define PISTON_OUTPUT_MAX ((size_t)2 * 1024 * 1024) /* run.output: both default stream caps */
 
 /* fnbox's execute languages under Piston's names (its packages' language and aliases). */
 typedef struct piston_lang {
@@ -138,6 +138,17 @@ int fb_http_piston_begin(fb_http_exchange *x, fb_error *err)
     return fb_http_run_begin(x, PISTON_TAKES, err);
 }
 
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 /* One file's bytes as a `files` value of an execute request: text, or {"base64"} for binary. */
 static json_t *file_content(json_t *file, const char *encoding, char *msg, size_t cap, size_t i)
 {
@@ -153,13 +164,13 @@ static json_t *file_content(json_t *file, const char *encoding, char *msg, size_
     }
     unsigned char *bytes = malloc(len / 2 + 1);
     for (size_t j = 0; bytes && j < len / 2; j++) {
-        unsigned v;
-        if (sscanf(content + 2 * j, "%2x", &v) != 1) {
+        int hi = hex_digit(content[2 * j]), lo = hex_digit(content[2 * j + 1]);
+        if (hi < 0 || lo < 0) {
             snprintf(msg, cap, "files[%zu].content: not hex", i);
             free(bytes);
             return NULL;
         }
-        bytes[j] = (unsigned char)v;
+        bytes[j] = (unsigned char)(hi << 4 | lo);
     }
     char *b64 = bytes ? fb_base64_encode(bytes, len / 2) : NULL;
     free(bytes);
