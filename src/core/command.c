@@ -3,6 +3,7 @@
 #include "core/command.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -117,13 +118,11 @@ static int make_env(fb_command_program *p, const fb_command *cmd, fb_error *err)
 static int unknown_language(fb_command_program *p, const char *language, fb_error *err)
 {
     static const char k_prefix[] = "Language interpreter not found: ";
-    size_t n = strlen(language);
-    p->missing_owned = malloc(sizeof k_prefix + n + 1);
+    size_t cap = sizeof k_prefix + strlen(language) + 1;
+    p->missing_owned = malloc(cap);
     if (!p->missing_owned)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "language");
-    memcpy(p->missing_owned, k_prefix, sizeof k_prefix - 1);
-    memcpy(p->missing_owned + sizeof k_prefix - 1, language, n);
-    memcpy(p->missing_owned + sizeof k_prefix - 1 + n, "\n", 2);
+    snprintf(p->missing_owned, cap, "%s%s\n", k_prefix, language);
     p->missing = p->missing_owned;
     return 0;
 }

@@ -8,6 +8,7 @@
  *   run        core/launch      the sandbox with the workspace, proxy and output attached; stdin is the input
  *   result     core/result      judged by the exit status; the workdir's changes; the compile report */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -173,19 +174,23 @@ FNBOX_API int fnbox_execute(const char *request, size_t request_len, const fnbox
     int code;
 
     *result = NULL;
-    if (fb_command_parse(request, request_len, &s.cmd, &err) < 0 || fb_command_prepare(&s.cmd, &s.prog, &err) < 0) {
-        code = fb_result_fail(&err, fb_result_code_of(&err), now_ms() - t0, NULL, result, result_len);
-    } else if (s.prog.missing) {
-        code = missing_result(&s, &err) < 0 ? fb_result_fail(&err, FNBOX_SANDBOX_FAILED, now_ms() - t0, NULL, result,
-                                                             result_len)
-                                            : render(&s, t0, result, result_len);
-    } else if (prepare(&s, &opts, &lim, &err) < 0) {
-        code = fb_result_fail(&err, fb_result_code_of(&err), now_ms() - t0, NULL, result, result_len);
-    } else if (run_sandbox(&s, &opts, &lim, &err) < 0 || judge(&s, &err) < 0) {
-        code = fb_result_fail(&err, FNBOX_SANDBOX_FAILED, now_ms() - t0, NULL, result, result_len);
-    } else {
-        code = render(&s, t0, result, result_len);
+    /* Before the run, the error's family decides the code; from the run on, a failure is the sandbox's. */
+    bool before_run = true;
+    int rc = fb_command_parse(request, request_len, &s.cmd, &err);
+    if (rc == 0)
+        rc = fb_command_prepare(&s.cmd, &s.prog, &err);
+    if (rc == 0 && s.prog.missing) {
+        before_run = false;
+        rc = missing_result(&s, &err);
+    } else if (rc == 0 && (rc = prepare(&s, &opts, &lim, &err)) == 0) {
+        before_run = false;
+        rc = run_sandbox(&s, &opts, &lim, &err) < 0 || judge(&s, &err) < 0 ? -1 : 0;
     }
+    if (rc < 0)
+        code = fb_result_fail(&err, before_run ? fb_result_code_of(&err) : FNBOX_SANDBOX_FAILED, now_ms() - t0, NULL,
+                              result, result_len);
+    else
+        code = render(&s, t0, result, result_len);
     run_free(&s);
     return code;
 }

@@ -139,8 +139,8 @@ def test_empty_body_is_400(server):
 
 
 @pytest.mark.parametrize("method, path", [
-    ("GET", "/"), ("GET", "/nope"), ("GET", "/v1/health/"), ("POST", "/v1/execute"), ("GET", "/v1/sessions"),
-    ("POST", "/api/v2/execute"), ("GET", "/v1/call/x"),
+    ("GET", "/"), ("GET", "/nope"), ("GET", "/v1/health/"), ("GET", "/v1/sessions"),
+    ("POST", "/api/v2/packages"), ("POST", "/v1/execute/x"), ("GET", "/v1/call/x"),
 ])
 def test_unknown_route_is_404(server, method, path):
     r = server.request(method, path)

@@ -75,12 +75,39 @@ fb_http_reply fb_http_reply_error(const fb_error *err);
 fb_http_reply fb_http_reply_json(unsigned status, char *text, size_t len, void (*free_fn)(void *), bool newline);
 fb_http_reply fb_http_reply_text(unsigned status, const char *content_type, char *text, size_t len);
 
-/* handlers.c, call.c: each route's answer once its request is complete. */
+/* handlers.c, call.c, execute.c, piston.c: each route's answer once its request is complete. */
 fb_http_reply fb_http_handle_health(fb_http_exchange *x);
 fb_http_reply fb_http_handle_metrics(fb_http_exchange *x);
 fb_http_reply fb_http_handle_call(fb_http_exchange *x);
-/* At the headers of POST /v1/call: what refuses it before its body is read; takes a queue place. */
+fb_http_reply fb_http_handle_execute(fb_http_exchange *x);
+fb_http_reply fb_http_handle_piston_runtimes(fb_http_exchange *x);
+fb_http_reply fb_http_handle_piston_execute(fb_http_exchange *x);
+/* At the headers of a route that runs something: what refuses it before its body is read; takes a queue
+ * place. */
 int fb_http_call_begin(fb_http_exchange *x, fb_error *err);
+int fb_http_execute_begin(fb_http_exchange *x, fb_error *err);
+int fb_http_piston_begin(fb_http_exchange *x, fb_error *err);
+
+/* run.c: what those routes share. */
+typedef int (*fnbox_api_fn)(const char *request, size_t len, const fnbox_call_options *options, char **result,
+                            size_t *result_len);
+/* The checks at the headers (Content-Type JSON, Content-Length against --max-body, a body) and a queue
+ * place; takes: what the route's body is, for messages ("POST /v1/call takes a FunctionCallRequest JSON"). */
+int fb_http_run_begin(fb_http_exchange *x, const char *takes, fb_error *err);
+/* With the body complete: a run slot (waiting in the queue; 503 when draining), run(x), the slot given back. */
+fb_http_reply fb_http_run_admitted(fb_http_exchange *x, const char *takes, fb_http_reply (*run)(fb_http_exchange *));
+typedef struct fb_http_run_opts {
+    fnbox_api_fn api;             /* fnbox_call or fnbox_execute */
+    fnbox_output_fn output;       /* NULL, or told the output as it arrives */
+    void *output_ctx;
+} fb_http_run_opts;
+/* Runs o->api on body with the cancel watch (the client's hang-up, the server's cancel pipe) and counts
+ * the execution in the metrics: the API's return code with *result (the caller's, fnbox_free), or -1 with
+ * err (no result). */
+int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_http_run_opts *o, char **result,
+                    size_t *result_len, fb_error *err);
+/* fb_http_run_api on the request's body, answered as it comes (the status from the return code). */
+fb_http_reply fb_http_run_reply(fb_http_exchange *x, fnbox_api_fn api);
 
 /* server.c */
 const char *fb_http_header(const fb_http_exchange *x, const char *name);

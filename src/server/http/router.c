@@ -20,6 +20,10 @@ static const route k_routes[] = {
     {"POST", "/v1/call", FB_HTTP_ROUTE_CALL, false, true},
     {"GET", "/metrics", FB_HTTP_ROUTE_METRICS, false, false},
     {"HEAD", "/metrics", FB_HTTP_ROUTE_METRICS, false, false},
+    {"POST", "/v1/execute", FB_HTTP_ROUTE_EXECUTE, false, true},
+    {"GET", "/api/v2/runtimes", FB_HTTP_ROUTE_PISTON_RUNTIMES, false, false},
+    {"HEAD", "/api/v2/runtimes", FB_HTTP_ROUTE_PISTON_RUNTIMES, false, false},
+    {"POST", "/api/v2/execute", FB_HTTP_ROUTE_PISTON_EXECUTE, false, true},
 };
 enum { NROUTES = sizeof k_routes / sizeof k_routes[0] };
 
@@ -28,6 +32,9 @@ static const char *const k_names[FB_HTTP_ROUTE_COUNT] = {
     [FB_HTTP_ROUTE_HEALTH] = "/v1/health",
     [FB_HTTP_ROUTE_CALL] = "/v1/call",
     [FB_HTTP_ROUTE_METRICS] = "/metrics",
+    [FB_HTTP_ROUTE_EXECUTE] = "/v1/execute",
+    [FB_HTTP_ROUTE_PISTON_RUNTIMES] = "/api/v2/runtimes",
+    [FB_HTTP_ROUTE_PISTON_EXECUTE] = "/api/v2/execute",
 };
 
 const char *fb_http_route_name(fb_http_route_id id)

@@ -9,6 +9,9 @@ typedef enum fb_http_route_id {
     FB_HTTP_ROUTE_HEALTH,   /* GET /v1/health */
     FB_HTTP_ROUTE_CALL,     /* POST /v1/call */
     FB_HTTP_ROUTE_METRICS,  /* GET /metrics */
+    FB_HTTP_ROUTE_EXECUTE,  /* POST /v1/execute */
+    FB_HTTP_ROUTE_PISTON_RUNTIMES, /* GET /api/v2/runtimes (Piston) */
+    FB_HTTP_ROUTE_PISTON_EXECUTE,  /* POST /api/v2/execute (Piston) */
     FB_HTTP_ROUTE_COUNT
 } fb_http_route_id;
 

@@ -116,6 +116,9 @@ static fb_http_reply (*const k_handlers[FB_HTTP_ROUTE_COUNT])(fb_http_exchange *
     [FB_HTTP_ROUTE_HEALTH] = fb_http_handle_health,
     [FB_HTTP_ROUTE_CALL] = fb_http_handle_call,
     [FB_HTTP_ROUTE_METRICS] = fb_http_handle_metrics,
+    [FB_HTTP_ROUTE_EXECUTE] = fb_http_handle_execute,
+    [FB_HTTP_ROUTE_PISTON_RUNTIMES] = fb_http_handle_piston_runtimes,
+    [FB_HTTP_ROUTE_PISTON_EXECUTE] = fb_http_handle_piston_execute,
 };
 
 /* Only for a request the router matched (refuse_at_headers let it through). */
@@ -142,9 +145,12 @@ static int refuse_at_headers(fb_http_exchange *x, fb_error *err)
     if (x->match.kind == FB_HTTP_MATCH_NO_METHOD)
         return fb_set_error(err, FB_ERR_METHOD_NOT_ALLOWED, 0, "%.512s takes %s, not %.16s", x->path, x->match.allow,
                             x->method);
-    if (x->match.route == FB_HTTP_ROUTE_CALL)
-        return fb_http_call_begin(x, err);
-    return 0;
+    switch (x->match.route) {
+    case FB_HTTP_ROUTE_CALL: return fb_http_call_begin(x, err);
+    case FB_HTTP_ROUTE_EXECUTE: return fb_http_execute_begin(x, err);
+    case FB_HTTP_ROUTE_PISTON_EXECUTE: return fb_http_piston_begin(x, err);
+    default: return 0;
+    }
 }
 
 static enum MHD_Result on_headers(fb_http_server *srv, struct MHD_Connection *c, const char *url,

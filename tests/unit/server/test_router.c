@@ -35,7 +35,12 @@ static const row k_rows[] = {
     {"GET", "/V1/health", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
     {"GET", "//v1/health", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
     {"POST", "/v1/call/x", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
-    {"POST", "/v1/execute", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""}, /* a later step */
+    {"POST", "/v1/execute", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_EXECUTE, false, true, ""},
+    {"GET", "/v1/execute", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_EXECUTE, false, false, "POST"},
+    {"GET", "/api/v2/runtimes", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_PISTON_RUNTIMES, false, false, ""},
+    {"POST", "/api/v2/runtimes", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_PISTON_RUNTIMES, false, false, "GET, HEAD"},
+    {"POST", "/api/v2/execute", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_PISTON_EXECUTE, false, true, ""},
+    {"GET", "/api/v2/packages", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
     {"GET", "/v1/sessions", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
 };
 
@@ -70,6 +75,9 @@ static void test_names(void **state)
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_HEALTH), "/v1/health");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_CALL), "/v1/call");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_METRICS), "/metrics");
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_EXECUTE), "/v1/execute");
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_PISTON_RUNTIMES), "/api/v2/runtimes");
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_PISTON_EXECUTE), "/api/v2/execute");
     assert_string_equal(fb_http_route_name((fb_http_route_id)99), "unmatched");
 }
 

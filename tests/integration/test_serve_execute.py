@@ -1,0 +1,95 @@
+"""`fnbox serve`: POST /v1/execute, against the real server with real interpreters: the same result as
+`fnbox exec` (every outcome 200), 400 naming the field, cancel on hang-up, the metrics label."""
+import json
+import socket
+import time
+
+import pytest
+
+from fnboxlib import assert_no_survivors, marker
+from servelib import Server
+
+
+@pytest.fixture(scope="module")
+def server():
+    with Server("--max-concurrency", "2") as srv:
+        yield srv
+
+
+def execute(server, request):
+    return server.request("POST", "/v1/execute", body=request)
+
+
+def test_success(server):
+    r = execute(server, {"command": "echo hi; echo err >&2"})
+    assert r.status == 200 and r.header("Content-Type") == "application/json"
+    res = r.json()
+    assert (res["status"], res["exitCode"], res["stdout"], res["stderr"]) == ("success", 0, "hi\n", "err\n")
+
+
+@pytest.mark.parametrize("request_,status,code", [
+    ({"command": "exit 5"}, "error", 5),
+    ({"command": "kill -9 $$"}, "crash", 137),
+    ({"command": "no-such-command-xyz"}, "error", 127),
+    ({"command": "sleep 20", "timeout": 0.3}, "timeout", 124),
+    ({"code": "x", "language": "cobol"}, "error", 127),
+])
+def test_every_outcome_is_200(server, request_, status, code):
+    r = execute(server, request_)
+    assert r.status == 200, r
+    assert (r.json()["status"], r.json()["exitCode"]) == (status, code)
+
+
+def test_code_with_stdin_args_cwd_files(server):
+    r = execute(server, {"code": "import sys, os\nprint(sys.argv[1], input(), os.getcwd(), open('../f.txt').read())",
+                         "language": "python3", "args": ["A"], "stdin": "IN", "cwd": "sub",
+                         "files": {"f.txt": "F"}})
+    assert r.status == 200 and r.json()["stdout"] == "A IN /workspace/sub F\n", r
+
+
+def test_c_program(server):
+    r = execute(server, {"code": '#include <stdio.h>\nint main(void) { puts("c ok"); return 0; }', "language": "c"})
+    assert r.status == 200 and r.json()["stdout"] == "c ok\n" and r.json()["compile"]["exitCode"] == 0
+
+
+@pytest.mark.parametrize("request_,prefix", [
+    ({"command": "x", "code": "y", "language": "sh"}, "command: "),
+    ({"command": "x", "cwd": "/usr"}, "cwd: "),
+    ({"command": "x", "env": {"A=B": "1"}}, "env.A=B: "),
+    ({"command": "x", "timeout": -1}, "timeout: "),
+    ({"command": "x", "extra": 1}, "extra: unknown field"),
+])
+def test_invalid_is_400_naming_the_field(server, request_, prefix):
+    r = execute(server, request_)
+    assert r.status == 400, r
+    err = r.json()["error"]
+    assert err["type"] == "InvalidRequest" and err["message"].startswith(prefix), err
+
+
+def test_not_json_and_empty(server):
+    r = server.request("POST", "/v1/execute", body=b"{nope", headers={"Content-Type": "application/json"})
+    assert r.status == 400 and r.json()["error"]["message"].startswith("request: malformed JSON")
+    r = server.request("POST", "/v1/execute", body=b"x", headers={"Content-Type": "text/plain"})
+    assert r.status == 400 and "application/json" in r.json()["error"]["message"]
+    r = server.request("GET", "/v1/execute")
+    assert r.status == 405 and r.header("Allow") == "POST"
+
+
+def test_hang_up_cancels(server):
+    tag = marker()
+    body = json.dumps({"command": f"sleep 60; echo {tag}", "timeout": 60}).encode()
+    s = socket.create_connection((server.host, server.port), timeout=10)
+    s.sendall(b"POST /v1/execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    time.sleep(0.5)
+    s.close()
+    time.sleep(1)
+    assert_no_survivors("sleep 60")
+    lines = [line for line in server.lines() if line.get("path") == "/v1/execute"]
+    assert lines, server.log_text()
+
+
+def test_metrics_label(server):
+    execute(server, {"command": "true"})
+    text = server.request("GET", "/metrics").body.decode()
+    assert 'route="/v1/execute"' in text
