@@ -10,6 +10,7 @@
 
 #include "core/launch.h"
 #include "lang/lang.h"
+#include "util/utf8.h"
 
 #define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
 
@@ -209,4 +210,27 @@ bool fb_command_compile_report(const char *data, size_t len, fb_compile_report *
         return false;
     *out = (fb_compile_report){.output = data, .output_len = (size_t)(mark - data), .exit_code = (int)code};
     return true;
+}
+
+int fb_command_missing_outcome(const fb_command_program *p, fb_sandbox_outcome *o, fb_error *err)
+{
+    *o = (fb_sandbox_outcome){.exited = true, .exit_code = 127};
+    fb_buf_init(&o->out, 0);
+    fb_buf_init(&o->errout, strlen(p->missing));
+    fb_buf_init(&o->result, 0);
+    if (fb_buf_append(&o->errout, p->missing, strlen(p->missing)) < 0)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "result");
+    return 0;
+}
+
+json_t *fb_command_compile_json(const fb_buf *report)
+{
+    fb_compile_report rep = {0};
+    if (!fb_command_compile_report(report->data, report->len, &rep))
+        return json_pack("{s:n, s:s}", "exitCode", "output", "");
+    size_t n = 0;
+    char *text = fb_utf8_sanitize(rep.output, rep.output_len, &n); /* invalid bytes: U+FFFD */
+    json_t *c = text ? json_pack("{s:i, s:s%}", "exitCode", rep.exit_code, "output", text, n) : NULL;
+    free(text);
+    return c;
 }

@@ -11,6 +11,7 @@
  *                      Strands' local sandbox answers (also when the language's runtime is not installed) */
 #ifndef FB_CORE_COMMAND_H
 #define FB_CORE_COMMAND_H
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -55,6 +56,11 @@ typedef struct fb_compile_report {
     int exit_code;
 } fb_compile_report;
 bool fb_command_compile_report(const char *data, size_t len, fb_compile_report *out);
+/* A result's `compile`: {exitCode, output} from the report on fd 3, or exitCode null when the compiler did
+ * not finish (the run's timeout or cancel came first). NULL when out of memory. */
+json_t *fb_command_compile_json(const fb_buf *report);
+/* p->missing as what a shell answers for a missing command: exit 127, the text on stderr; nothing ran. */
+int fb_command_missing_outcome(const fb_command_program *p, fb_sandbox_outcome *o, fb_error *err);
 
 /* The languages an execute request's `language` may name, for listings (fnbox_execute_languages). */
 typedef struct fb_command_language {

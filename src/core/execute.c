@@ -25,7 +25,6 @@
 #include "request/command.h"
 #include "request/files.h"
 #include "sandbox/sandbox.h"
-#include "util/utf8.h"
 
 static double now_ms(void)
 {
@@ -68,12 +67,8 @@ static void run_free(run_state *s)
 static int missing_result(run_state *s, fb_error *err)
 {
     fb_sandbox_outcome *o = &s->outcome;
-    *o = (fb_sandbox_outcome){.exited = true, .exit_code = 127};
-    fb_buf_init(&o->out, 0);
-    fb_buf_init(&o->errout, strlen(s->prog.missing));
-    fb_buf_init(&o->result, 0);
-    if (fb_buf_append(&o->errout, s->prog.missing, strlen(s->prog.missing)) < 0)
-        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "result");
+    if (fb_command_missing_outcome(&s->prog, o, err) < 0)
+        return -1;
     fb_result_limits lim = fb_result_limits_of(s->cmd.timeout_s, &s->cmd.limits);
     if (fb_result_from_program(&s->res, o, &lim, err) < 0)
         return -1;
@@ -117,20 +112,9 @@ static int run_sandbox(run_state *s, const fnbox_call_options *opts, const fb_sa
     return fb_launch_attached(&spec, &a, &s->outcome, err);
 }
 
-/* A compiled language's `compile`: {exitCode, output} from the report on fd 3, or exitCode null when the
- * compiler did not finish (the run's timeout or cancel came first). */
 static int add_compile(run_state *s, fb_error *err)
 {
-    fb_compile_report rep = {0};
-    json_t *c = NULL;
-    if (fb_command_compile_report(s->outcome.result.data, s->outcome.result.len, &rep)) {
-        size_t n = 0;
-        char *text = fb_utf8_sanitize(rep.output, rep.output_len, &n); /* invalid bytes: U+FFFD */
-        c = text ? json_pack("{s:i, s:s%}", "exitCode", rep.exit_code, "output", text, n) : NULL;
-        free(text);
-    } else {
-        c = json_pack("{s:n, s:s}", "exitCode", "output", "");
-    }
+    json_t *c = fb_command_compile_json(&s->outcome.result);
     if (!c || json_object_set_new(s->res.obj, "compile", c) < 0)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "compile report");
     return 0;

@@ -14,7 +14,6 @@
 #include "core/session.h"
 #include "request/limits.h"
 #include "util/json.h"
-#include "util/utf8.h"
 
 #define CODE_DIR "/tmp/.fnbox-run"              /* <CODE_DIR>/<n>/main.<ext> (and a compiled prog) */
 #define ONE_SHOT_CODE_PREFIX "/.fnbox/main"     /* where core/command.c places the code */
@@ -197,47 +196,21 @@ static int run(fnbox_session *s, exec_state *e, const fnbox_call_options *opts, 
     return rc;
 }
 
-/* The language cannot run here: nothing starts, the answer is a shell's for a missing command. */
-static int missing_outcome(const fb_command_program *p, fb_sandbox_outcome *o, fb_error *err)
-{
-    *o = (fb_sandbox_outcome){.exited = true, .exit_code = 127};
-    fb_buf_init(&o->out, 0);
-    fb_buf_init(&o->errout, strlen(p->missing));
-    fb_buf_init(&o->result, 0);
-    if (fb_buf_append(&o->errout, p->missing, strlen(p->missing)) < 0)
-        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "result");
-    return 0;
-}
-
-/* A compiled language's `compile`: {exitCode, output} from the report on fd 3, or exitCode null when the
- * compiler did not finish. */
-static int add_compile(fb_result *res, const fb_buf *report, fb_error *err)
-{
-    fb_compile_report rep = {0};
-    json_t *c = NULL;
-    if (fb_command_compile_report(report->data, report->len, &rep)) {
-        size_t n = 0;
-        char *text = fb_utf8_sanitize(rep.output, rep.output_len, &n);
-        c = text ? json_pack("{s:i, s:s%}", "exitCode", rep.exit_code, "output", text, n) : NULL;
-        free(text);
-    } else {
-        c = json_pack("{s:n, s:s}", "exitCode", "output", "");
-    }
-    if (!c || json_object_set_new(res->obj, "compile", c) < 0)
-        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "compile report");
-    return 0;
-}
-
 static int judge(fnbox_session *s, exec_state *e, fb_error *err)
 {
     fb_result_limits rlim = fb_result_limits_of(e->cmd.timeout_s, &s->opt.limits);
     if (e->prog.missing)
-        return missing_outcome(&e->prog, &e->outcome, err) < 0 ? -1
+        return fb_command_missing_outcome(&e->prog, &e->outcome, err) < 0 ? -1
                                                                            : fb_result_from_program(&e->res, &e->outcome,
                                                                                                     &rlim, err);
     if (fb_result_from_program(&e->res, &e->outcome, &rlim, err) < 0)
         return -1;
-    return e->prog.compiled ? add_compile(&e->res, &e->outcome.result, err) : 0;
+    if (!e->prog.compiled)
+        return 0;
+    json_t *c = fb_command_compile_json(&e->outcome.result);
+    if (!c || json_object_set_new(e->res.obj, "compile", c) < 0)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "compile report");
+    return 0;
 }
 
 static int exec_in(fnbox_session *s, const char *request, size_t len, const fnbox_call_options *opts, double t0,
