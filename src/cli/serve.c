@@ -36,6 +36,8 @@ static const char k_help[] =
     "  --max-concurrency N           calls running at once (default: the number of CPUs; 1-1024)\n"
     "  --max-queue N                 requests admitted beyond those, waiting (default 64; 0-4096); when\n"
     "                                both are full a request gets 503 with Retry-After\n"
+    "  --max-sessions N              sessions open at once (default 64; 0-4096, 0: no sessions); more is\n"
+    "                                503\n"
     "  --max-body BYTES              largest request body (default 268435456, 256 MiB; 1-268435456); more\n"
     "                                is 413\n"
     "  --grace SECONDS               on SIGTERM, how long running calls may go on before they are\n"
@@ -98,6 +100,15 @@ static int set_queue(fb_http_config *o, const char *opt, const char *v)
     return 0;
 }
 
+static int set_sessions(fb_http_config *o, const char *opt, const char *v)
+{
+    unsigned long n;
+    if (parse_uint(opt, v, 0, FB_HTTP_MAX_SESSIONS, &n) < 0)
+        return -1;
+    o->max_sessions = (unsigned)n;
+    return 0;
+}
+
 static int set_body(fb_http_config *o, const char *opt, const char *v)
 {
     unsigned long n;
@@ -126,6 +137,7 @@ typedef struct option {
 static const option k_options[] = {
     {"--listen", set_listen},           {"--token-file", set_token_file}, {"--max-concurrency", set_concurrency},
     {"--max-queue", set_queue},         {"--max-body", set_body},         {"--grace", set_grace},
+    {"--max-sessions", set_sessions},
 };
 
 /* "--name value" or "--name=value"; *i moves past what was used. */
@@ -182,6 +194,7 @@ static void raise_fd_limit(void)
 int cli_serve(int argc, char **argv)
 {
     fb_http_config o = {.listen = DEFAULT_LISTEN, .max_concurrency = cpu_count(), .max_queue = DEFAULT_MAX_QUEUE,
+                      .max_sessions = FB_HTTP_DEFAULT_SESSIONS,
                         .max_body = DEFAULT_MAX_BODY, .grace_s = DEFAULT_GRACE_S};
     if (o.max_concurrency > FB_HTTP_MAX_CONCURRENCY)
         o.max_concurrency = FB_HTTP_MAX_CONCURRENCY;

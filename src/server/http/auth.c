@@ -111,23 +111,30 @@ static bool slot_equal(const unsigned char *p, size_t plen, const unsigned char 
     return diff == 0;
 }
 
-bool fb_http_tokens_check(const fb_http_tokens *t, const char *authorization)
+int fb_http_tokens_which(const fb_http_tokens *t, const char *authorization)
 {
     static const char k_scheme[] = "Bearer";
     if (!t || !authorization || strncasecmp(authorization, k_scheme, sizeof k_scheme - 1) != 0)
-        return false;
+        return -1;
     const char *p = authorization + sizeof k_scheme - 1;
     if (*p != ' ')
-        return false;
+        return -1;
     while (*p == ' ')
         p++;
     size_t plen = strlen(p);
     while (plen && is_space(p[plen - 1]))
         plen--;
     if (plen == 0 || plen > FB_HTTP_TOKEN_MAX)
-        return false;
-    bool found = false;
-    for (size_t i = 0; i < FB_HTTP_TOKENS_MAX; i++) /* every slot, used or not: no early exit */
-        found |= slot_equal((const unsigned char *)p, plen, t->tok[i], t->len[i]) && i < t->n;
-    return found;
+        return -1;
+    int which = -1;
+    for (size_t i = 0; i < FB_HTTP_TOKENS_MAX; i++) { /* every slot, used or not: no early exit */
+        bool hit = slot_equal((const unsigned char *)p, plen, t->tok[i], t->len[i]) && i < t->n;
+        which = hit ? (int)i : which;
+    }
+    return which;
+}
+
+bool fb_http_tokens_check(const fb_http_tokens *t, const char *authorization)
+{
+    return fb_http_tokens_which(t, authorization) >= 0;
 }

@@ -13,6 +13,7 @@
 #include "server/http/metrics.h"
 #include "server/http/router.h"
 #include "server/http/server.h"
+#include "server/http/sessions.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -31,6 +32,8 @@ typedef struct fb_http_server {
     fb_http_tokens *tokens;   /* NULL: no token needed */
     fb_http_admission adm;
     fb_http_metrics metrics;
+    fb_http_sessions sessions;
+    bool sessions_closed;     /* fb_http_sessions_shutdown done (at the end of a drain) */
     fb_http_listener listener;
     int cancel_pipe[2];       /* [0] is in every running call's cancel watch; written once the grace is over */
     atomic_bool draining;     /* answers say Connection: close; health says "draining" */
@@ -58,6 +61,7 @@ typedef struct fb_http_exchange {
     int place;                /* FB_HTTP_PLACE_*: what this request holds of the admission */
     unsigned status;          /* the status sent, 0 before */
     uint64_t bytes;           /* the size of the body sent */
+    int owner;                /* the bearer token's index (sessions belong to it); 0 without tokens */
 } fb_http_exchange;
 
 /* A route's answer. resp NULL: none (out of memory, or the client is gone): the connection is closed. */
@@ -87,6 +91,13 @@ fb_http_reply fb_http_handle_piston_execute(fb_http_exchange *x);
 int fb_http_call_begin(fb_http_exchange *x, fb_error *err);
 int fb_http_execute_begin(fb_http_exchange *x, fb_error *err);
 int fb_http_piston_begin(fb_http_exchange *x, fb_error *err);
+/* session_routes.c */
+fb_http_reply fb_http_handle_sessions(fb_http_exchange *x);
+fb_http_reply fb_http_handle_session(fb_http_exchange *x);
+fb_http_reply fb_http_handle_session_run(fb_http_exchange *x);
+fb_http_reply fb_http_handle_session_files(fb_http_exchange *x);
+int fb_http_sessions_begin(fb_http_exchange *x, fb_error *err);
+int fb_http_session_run_begin(fb_http_exchange *x, fb_error *err);
 
 /* run.c: what those routes share. */
 typedef int (*fnbox_api_fn)(const char *request, size_t len, const fnbox_call_options *options, char **result,
@@ -98,6 +109,7 @@ int fb_http_run_begin(fb_http_exchange *x, const char *takes, fb_error *err);
 fb_http_reply fb_http_run_admitted(fb_http_exchange *x, const char *takes, fb_http_reply (*run)(fb_http_exchange *));
 typedef struct fb_http_run_opts {
     fnbox_api_fn api;             /* fnbox_call or fnbox_execute */
+    fnbox_session *session;       /* instead: fnbox_session_exec in this session */
     fnbox_output_fn output;       /* NULL, or told the output as it arrives */
     void *output_ctx;
 } fb_http_run_opts;
@@ -108,6 +120,8 @@ int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_
                     size_t *result_len, fb_error *err);
 /* fb_http_run_api on the request's body, answered as it comes (the status from the return code). */
 fb_http_reply fb_http_run_reply(fb_http_exchange *x, fnbox_api_fn api);
+/* The same with fnbox_session_exec in session s. */
+fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s);
 
 /* server.c */
 const char *fb_http_header(const fb_http_exchange *x, const char *name);

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const unsigned k_statuses[FB_HTTP_STATUS_SLOTS - 1] = {0, 200, 400, 401, 404, 405, 413, 500, 503};
+static const unsigned k_statuses[FB_HTTP_STATUS_SLOTS - 1] = {0, 200, 201, 204, 400, 401, 403, 404, 405, 413, 500, 503};
 static const char *const k_exec_status[FB_HTTP_EXEC_SLOTS] = {"success", "error", "crash", "timeout",
                                                               "terminated", "unknown"};
 /* Upper bounds in seconds: a health probe is well under 5 ms, a cold call 10-30 ms, a long call up to
@@ -137,7 +137,7 @@ static int render_latency(const fb_http_metrics *m, fb_buf *out)
     return rc;
 }
 
-int fb_http_metrics_render(fb_http_metrics *m, unsigned running, unsigned queued, fb_buf *out)
+int fb_http_metrics_render(fb_http_metrics *m, unsigned running, unsigned queued, unsigned sessions, fb_buf *out)
 {
     pthread_mutex_lock(&m->mu);
     fb_http_metrics snap = *m; /* a consistent copy; rendering holds no lock */
@@ -149,6 +149,8 @@ int fb_http_metrics_render(fb_http_metrics *m, unsigned running, unsigned queued
     rc |= put(out, "# HELP fnbox_executions_queued Requests admitted and waiting for an execution slot "
                    "(their bodies being read included).\n"
                    "# TYPE fnbox_executions_queued gauge\nfnbox_executions_queued %u\n", queued);
+    rc |= put(out, "# HELP fnbox_sessions_open Sessions open now.\n"
+                   "# TYPE fnbox_sessions_open gauge\nfnbox_sessions_open %u\n", sessions);
     rc |= render_latency(&snap, out);
     return rc ? -1 : 0;
 }

@@ -11,7 +11,7 @@
 #include "server/http/router.h"
 #include "util/buf.h"
 
-#define FB_HTTP_STATUS_SLOTS 10  /* none, 200, 400, 401, 404, 405, 413, 500, 503, other */
+#define FB_HTTP_STATUS_SLOTS 13  /* none, 200, 201, 204, 400, 401, 403, 404, 405, 413, 500, 503, other */
 #define FB_HTTP_EXEC_SLOTS 6     /* success, error, crash, timeout, terminated, unknown */
 #define FB_HTTP_LATENCY_BUCKETS 14 /* 13 upper bounds (5 ms ... 60 s) and +Inf */
 #define FB_HTTP_METRICS_MAX (256UL * 1024) /* bytes of rendered text, far above what the labels make */
@@ -31,7 +31,7 @@ void fb_http_metrics_request(fb_http_metrics *m, fb_http_route_id route, unsigne
 /* One execution's result, by its status field ("success", ...; NULL or other text: "unknown"). */
 void fb_http_metrics_execution(fb_http_metrics *m, const char *status);
 /* Appends the exposition text (format 0.0.4) to out. -1 on allocation failure. */
-int fb_http_metrics_render(fb_http_metrics *m, unsigned running, unsigned queued, fb_buf *out);
+int fb_http_metrics_render(fb_http_metrics *m, unsigned running, unsigned queued, unsigned sessions, fb_buf *out);
 
 /* The top-level "status" string of a result JSON, without parsing the rest (a result may be hundreds of
  * megabytes): copied into out (at most cap - 1 bytes). False when there is none or the text is not a

@@ -47,6 +47,10 @@ unsigned fb_http_status_of_call(int rc)
         return fb_http_status_of_kind(FB_ERR_INVALID_REQUEST);
     case FNBOX_SANDBOX_FAILED:
         return fb_http_status_of_kind(FB_ERR_SANDBOX_SETUP);
+    case FNBOX_NOT_FOUND:
+        return fb_http_status_of_kind(FB_ERR_NOT_FOUND);
+    case FNBOX_DENIED:
+        return fb_http_status_of_kind(FB_ERR_PERMISSION_DENIED);
     default:
         return fb_http_status_of_kind(FB_ERR_OUT_OF_MEMORY);
     }

@@ -24,6 +24,18 @@ static const route k_routes[] = {
     {"GET", "/api/v2/runtimes", FB_HTTP_ROUTE_PISTON_RUNTIMES, false, false},
     {"HEAD", "/api/v2/runtimes", FB_HTTP_ROUTE_PISTON_RUNTIMES, false, false},
     {"POST", "/api/v2/execute", FB_HTTP_ROUTE_PISTON_EXECUTE, false, true},
+    {"POST", "/v1/sessions", FB_HTTP_ROUTE_SESSIONS, false, true},
+    {"GET", "/v1/sessions/{id}", FB_HTTP_ROUTE_SESSION, false, false},
+    {"HEAD", "/v1/sessions/{id}", FB_HTTP_ROUTE_SESSION, false, false},
+    {"DELETE", "/v1/sessions/{id}", FB_HTTP_ROUTE_SESSION, false, false},
+    {"POST", "/v1/sessions/{id}/commands", FB_HTTP_ROUTE_SESSION_COMMANDS, false, true},
+    {"POST", "/v1/sessions/{id}/code", FB_HTTP_ROUTE_SESSION_CODE, false, true},
+    {"GET", "/v1/sessions/{id}/files", FB_HTTP_ROUTE_SESSION_FILES, false, false},
+    {"HEAD", "/v1/sessions/{id}/files", FB_HTTP_ROUTE_SESSION_FILES, false, false},
+    {"PUT", "/v1/sessions/{id}/files", FB_HTTP_ROUTE_SESSION_FILES, false, true},
+    {"DELETE", "/v1/sessions/{id}/files", FB_HTTP_ROUTE_SESSION_FILES, false, false},
+    {"GET", "/v1/sessions/{id}/files/list", FB_HTTP_ROUTE_SESSION_LIST, false, false},
+    {"HEAD", "/v1/sessions/{id}/files/list", FB_HTTP_ROUTE_SESSION_LIST, false, false},
 };
 enum { NROUTES = sizeof k_routes / sizeof k_routes[0] };
 
@@ -35,6 +47,12 @@ static const char *const k_names[FB_HTTP_ROUTE_COUNT] = {
     [FB_HTTP_ROUTE_EXECUTE] = "/v1/execute",
     [FB_HTTP_ROUTE_PISTON_RUNTIMES] = "/api/v2/runtimes",
     [FB_HTTP_ROUTE_PISTON_EXECUTE] = "/api/v2/execute",
+    [FB_HTTP_ROUTE_SESSIONS] = "/v1/sessions",
+    [FB_HTTP_ROUTE_SESSION] = "/v1/sessions/{id}",
+    [FB_HTTP_ROUTE_SESSION_COMMANDS] = "/v1/sessions/{id}/commands",
+    [FB_HTTP_ROUTE_SESSION_CODE] = "/v1/sessions/{id}/code",
+    [FB_HTTP_ROUTE_SESSION_FILES] = "/v1/sessions/{id}/files",
+    [FB_HTTP_ROUTE_SESSION_LIST] = "/v1/sessions/{id}/files/list",
 };
 
 const char *fb_http_route_name(fb_http_route_id id)
@@ -48,6 +66,25 @@ static void add_allow(fb_http_match *m, const char *method)
     snprintf(m->allow + n, sizeof m->allow - n, "%s%s", n ? ", " : "", method);
 }
 
+/* Whether path fits pattern; a "{id}" segment takes one segment, copied into id. */
+static bool path_match(const char *pattern, const char *path, char id[FB_HTTP_ID_MAX + 1])
+{
+    static const char k_param[] = "{id}";
+    const char *hole = strstr(pattern, k_param);
+    if (!hole)
+        return strcmp(pattern, path) == 0;
+    size_t head = (size_t)(hole - pattern);
+    if (strncmp(pattern, path, head) != 0)
+        return false;
+    const char *seg = path + head;
+    size_t len = strcspn(seg, "/");
+    if (len == 0 || len > FB_HTTP_ID_MAX || strcmp(hole + sizeof k_param - 1, seg + len) != 0)
+        return false;
+    memcpy(id, seg, len);
+    id[len] = '\0';
+    return true;
+}
+
 void fb_http_route_match(const char *method, const char *path, fb_http_match *m)
 {
     memset(m, 0, sizeof *m);
@@ -56,7 +93,7 @@ void fb_http_route_match(const char *method, const char *path, fb_http_match *m)
         return;
     for (size_t i = 0; i < NROUTES; i++) {
         const route *r = &k_routes[i];
-        if (strcmp(r->path, path) != 0)
+        if (!path_match(r->path, path, m->id))
             continue;
         m->route = r->id;
         m->public = r->public;

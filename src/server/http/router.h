@@ -12,6 +12,12 @@ typedef enum fb_http_route_id {
     FB_HTTP_ROUTE_EXECUTE,  /* POST /v1/execute */
     FB_HTTP_ROUTE_PISTON_RUNTIMES, /* GET /api/v2/runtimes (Piston) */
     FB_HTTP_ROUTE_PISTON_EXECUTE,  /* POST /api/v2/execute (Piston) */
+    FB_HTTP_ROUTE_SESSIONS,        /* POST /v1/sessions */
+    FB_HTTP_ROUTE_SESSION,         /* GET, DELETE /v1/sessions/{id} */
+    FB_HTTP_ROUTE_SESSION_COMMANDS, /* POST /v1/sessions/{id}/commands */
+    FB_HTTP_ROUTE_SESSION_CODE,    /* POST /v1/sessions/{id}/code */
+    FB_HTTP_ROUTE_SESSION_FILES,   /* GET, PUT, DELETE /v1/sessions/{id}/files?path=P */
+    FB_HTTP_ROUTE_SESSION_LIST,    /* GET /v1/sessions/{id}/files/list?path=P */
     FB_HTTP_ROUTE_COUNT
 } fb_http_route_id;
 
@@ -22,6 +28,7 @@ typedef enum fb_http_match_kind {
 } fb_http_match_kind;
 
 #define FB_HTTP_ALLOW_MAX 64
+#define FB_HTTP_ID_MAX 64 /* an {id} segment longer than this matches no route */
 
 typedef struct fb_http_match {
     fb_http_match_kind kind;
@@ -30,11 +37,13 @@ typedef struct fb_http_match {
     bool public;            /* the path needs no bearer token (GET /v1/health, for probes) */
     bool takes_body;        /* the route reads a request body */
     char allow[FB_HTTP_ALLOW_MAX]; /* NO_METHOD: "GET, HEAD", the Allow header's value */
+    char id[FB_HTTP_ID_MAX + 1];   /* the path's {id} segment, when its pattern has one */
 } fb_http_match;
 
-/* Exact, case-sensitive match of the path (no query string: libmicrohttpd strips it) and the method. */
+/* Exact, case-sensitive match of the path (no query string: libmicrohttpd strips it) and the method. A
+ * pattern's {id} segment matches any one non-empty segment of at most FB_HTTP_ID_MAX characters. */
 void fb_http_route_match(const char *method, const char *path, fb_http_match *m);
-/* The route's path as metrics label it ("/v1/call"), "unmatched" for FB_HTTP_ROUTE_NONE. */
+/* The route's path as metrics label it ("/v1/call", "/v1/sessions/{id}"), "unmatched" for FB_HTTP_ROUTE_NONE. */
 const char *fb_http_route_name(fb_http_route_id id);
 
 #endif

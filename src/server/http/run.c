@@ -103,7 +103,8 @@ int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_
         return -1;
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = watch, .output = o->output,
                                .output_ctx = o->output_ctx};
-    int rc = o->api(body, len, &opts, result, result_len);
+    int rc = o->session ? fnbox_session_exec(o->session, body, len, &opts, result, result_len)
+                        : o->api(body, len, &opts, result, result_len);
     close(watch);
     if (rc == FNBOX_NO_RESULT || !*result) {
         fnbox_free(*result);
@@ -137,15 +138,27 @@ fb_http_reply fb_http_run_admitted(fb_http_exchange *x, const char *takes, fb_ht
     return rep;
 }
 
-fb_http_reply fb_http_run_reply(fb_http_exchange *x, fnbox_api_fn api)
+static fb_http_reply run_reply(fb_http_exchange *x, const fb_http_run_opts *o)
 {
     fb_error err = {0};
     char *result = NULL;
     size_t rlen = 0;
-    fb_http_run_opts o = {.api = api};
-    int rc = fb_http_run_api(x, x->body.data, x->body.len, &o, &result, &rlen, &err);
+    int rc = fb_http_run_api(x, x->body.data, x->body.len, o, &result, &rlen, &err);
     fb_buf_free(&x->body);
     if (rc < 0)
         return fb_http_reply_error(&err);
     return fb_http_reply_json(fb_http_status_of_call(rc), result, rlen, fnbox_free, true);
 }
+
+fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s)
+{
+    fb_http_run_opts o = {.session = s};
+    return run_reply(x, &o);
+}
+
+fb_http_reply fb_http_run_reply(fb_http_exchange *x, fnbox_api_fn api)
+{
+    fb_http_run_opts o = {.api = api};
+    return run_reply(x, &o);
+}
+

@@ -119,6 +119,12 @@ static fb_http_reply (*const k_handlers[FB_HTTP_ROUTE_COUNT])(fb_http_exchange *
     [FB_HTTP_ROUTE_EXECUTE] = fb_http_handle_execute,
     [FB_HTTP_ROUTE_PISTON_RUNTIMES] = fb_http_handle_piston_runtimes,
     [FB_HTTP_ROUTE_PISTON_EXECUTE] = fb_http_handle_piston_execute,
+    [FB_HTTP_ROUTE_SESSIONS] = fb_http_handle_sessions,
+    [FB_HTTP_ROUTE_SESSION] = fb_http_handle_session,
+    [FB_HTTP_ROUTE_SESSION_COMMANDS] = fb_http_handle_session_run,
+    [FB_HTTP_ROUTE_SESSION_CODE] = fb_http_handle_session_run,
+    [FB_HTTP_ROUTE_SESSION_FILES] = fb_http_handle_session_files,
+    [FB_HTTP_ROUTE_SESSION_LIST] = fb_http_handle_session_files,
 };
 
 /* Only for a request the router matched (refuse_at_headers let it through). */
@@ -135,7 +141,8 @@ static int refuse_at_headers(fb_http_exchange *x, fb_error *err)
     const fb_http_server *srv = x->srv;
     if (!x->match.public && srv->tokens) {
         const char *auth = fb_http_header(x, MHD_HTTP_HEADER_AUTHORIZATION);
-        if (!fb_http_tokens_check(srv->tokens, auth))
+        x->owner = fb_http_tokens_which(srv->tokens, auth); /* whose sessions it may see */
+        if (x->owner < 0)
             return fb_set_error(err, FB_ERR_UNAUTHORIZED, 0,
                                 auth ? "the bearer token is not one this server accepts"
                                      : "a bearer token is needed: Authorization: Bearer <token>");
@@ -149,6 +156,9 @@ static int refuse_at_headers(fb_http_exchange *x, fb_error *err)
     case FB_HTTP_ROUTE_CALL: return fb_http_call_begin(x, err);
     case FB_HTTP_ROUTE_EXECUTE: return fb_http_execute_begin(x, err);
     case FB_HTTP_ROUTE_PISTON_EXECUTE: return fb_http_piston_begin(x, err);
+    case FB_HTTP_ROUTE_SESSIONS: return fb_http_sessions_begin(x, err);
+    case FB_HTTP_ROUTE_SESSION_COMMANDS:
+    case FB_HTTP_ROUTE_SESSION_CODE: return fb_http_session_run_begin(x, err);
     default: return 0;
     }
 }
@@ -271,6 +281,8 @@ static void server_free(fb_http_server *srv)
     for (int i = 0; i < 2; i++)
         if (srv->cancel_pipe[i] >= 0)
             close(srv->cancel_pipe[i]);
+    if (!srv->sessions_closed)
+        fb_http_sessions_shutdown(&srv->sessions);
     fb_http_admission_destroy(&srv->adm);
     fb_http_metrics_destroy(&srv->metrics);
     pthread_mutex_destroy(&srv->mu);
@@ -294,7 +306,15 @@ static fb_http_server *server_new(const fb_http_config *cfg)
         free(srv);
         return NULL;
     }
+    fb_error err = {0};
     if (fb_http_admission_init(&srv->adm, cfg->max_concurrency, cfg->max_queue) < 0) {
+        fb_http_metrics_destroy(&srv->metrics);
+        pthread_mutex_destroy(&srv->mu);
+        free(srv);
+        return NULL;
+    }
+    if (fb_http_sessions_init(&srv->sessions, cfg->max_sessions, &err) < 0) {
+        fb_http_admission_destroy(&srv->adm);
         fb_http_metrics_destroy(&srv->metrics);
         pthread_mutex_destroy(&srv->mu);
         free(srv);
@@ -385,6 +405,15 @@ static void log_counts(const char *event, fb_http_server *srv)
     fb_http_log(json_pack("{s:s, s:i, s:i}", "event", event, "running", (int)running, "queued", (int)queued));
 }
 
+/* Every session is closed (killing what runs in them) once no request can reach them any more. */
+static void log_sessions_closed(fb_http_server *srv)
+{
+    unsigned open = fb_http_sessions_count(&srv->sessions);
+    fb_http_sessions_shutdown(&srv->sessions);
+    srv->sessions_closed = true;
+    fb_http_log(json_pack("{s:s, s:i}", "event", "sessions closed", "count", (int)open));
+}
+
 /* Stop accepting (the unix socket file goes at once, so new clients fail fast), refuse what waits, let
  * running executions finish for the grace period, cancel the rest, wait until their answers are out. */
 static void drain(fb_http_server *srv, int stop_fd)
@@ -429,6 +458,7 @@ int fb_http_serve(const fb_http_config *cfg, int stop_fd, fb_error *err)
     stop_requested(stop_fd, -1);
     drain(srv, stop_fd);
     MHD_stop_daemon(srv->daemon);
+    log_sessions_closed(srv);
     fb_http_log_event("stopped", NULL);
     server_free(srv);
     return 0;

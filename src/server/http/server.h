@@ -9,6 +9,8 @@
 #define FB_HTTP_MAX_CONCURRENCY 1024  /* --max-concurrency's maximum */
 #define FB_HTTP_MAX_QUEUE 4096        /* --max-queue's maximum */
 #define FB_HTTP_MAX_GRACE_S 3600.0    /* --grace's maximum */
+#define FB_HTTP_MAX_SESSIONS 4096     /* --max-sessions' maximum */
+#define FB_HTTP_DEFAULT_SESSIONS 64   /* --max-sessions' default */
 
 typedef struct fb_http_config {
     const char *listen;        /* "HOST:PORT" or "unix:PATH" */
@@ -16,6 +18,7 @@ typedef struct fb_http_config {
     unsigned max_concurrency;  /* executions at once, 1..FB_HTTP_MAX_CONCURRENCY */
     unsigned max_queue;        /* requests admitted beyond those, waiting; 0..FB_HTTP_MAX_QUEUE */
     size_t max_body;           /* bytes of a request body */
+    unsigned max_sessions;     /* sessions open at once, 0..FB_HTTP_MAX_SESSIONS */
     double grace_s;            /* on stop: how long running executions may go on before they are cancelled */
 } fb_http_config;
 

@@ -13,8 +13,6 @@
 #include "util/error.h"
 
 #define FB_HTTP_SESSION_ID_LEN 32           /* hex characters: 128 random bits */
-#define FB_HTTP_MAX_SESSIONS 4096           /* --max-sessions' maximum */
-#define FB_HTTP_DEFAULT_SESSIONS 64         /* --max-sessions' default */
 #define FB_HTTP_REAP_INTERVAL_MS 1000       /* how often the reaper looks for expired sessions */
 
 typedef struct fb_http_session fb_http_session;

@@ -18,7 +18,7 @@ static char *render(fb_http_metrics *m, unsigned running, unsigned queued)
 {
     fb_buf b;
     fb_buf_init(&b, FB_HTTP_METRICS_MAX);
-    assert_int_equal(fb_http_metrics_render(m, running, queued, &b), 0);
+    assert_int_equal(fb_http_metrics_render(m, running, queued, 3, &b), 0);
     assert_false(b.truncated);
     char *text = fb_buf_steal(&b, NULL);
     assert_non_null(text);

@@ -41,7 +41,25 @@ static const row k_rows[] = {
     {"POST", "/api/v2/runtimes", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_PISTON_RUNTIMES, false, false, "GET, HEAD"},
     {"POST", "/api/v2/execute", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_PISTON_EXECUTE, false, true, ""},
     {"GET", "/api/v2/packages", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
-    {"GET", "/v1/sessions", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"GET", "/v1/sessions", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_SESSIONS, false, false, "POST"},
+    {"POST", "/v1/sessions", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SESSIONS, false, true, ""},
+    {"GET", "/v1/sessions/abc", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SESSION, false, false, ""},
+    {"DELETE", "/v1/sessions/abc", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SESSION, false, false, ""},
+    {"POST", "/v1/sessions/abc", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_SESSION, false, false, "GET, HEAD, DELETE"},
+    {"GET", "/v1/sessions/", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"GET", "/v1/sessions//files", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"POST", "/v1/sessions/abc/commands", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SESSION_COMMANDS, false, true, ""},
+    {"POST", "/v1/sessions/abc/code", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SESSION_CODE, false, true, ""},
+    {"PUT", "/v1/sessions/abc/files", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SESSION_FILES, false, true, ""},
+    {"GET", "/v1/sessions/abc/files", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SESSION_FILES, false, false, ""},
+    {"POST", "/v1/sessions/abc/files", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_SESSION_FILES, false, false,
+     "GET, HEAD, PUT, DELETE"},
+    {"GET", "/v1/sessions/abc/files/list", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SESSION_LIST, false, false, ""},
+    {"GET", "/v1/sessions/abc/files/x", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"GET", "/v1/sessions/a/b/files", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"GET",
+     "/v1/sessions/0123456789012345678901234567890123456789012345678901234567890123456789",
+     FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""}, /* an {id} over 64 characters */
 };
 
 static void test_table(void **state)
@@ -78,6 +96,7 @@ static void test_names(void **state)
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_EXECUTE), "/v1/execute");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_PISTON_RUNTIMES), "/api/v2/runtimes");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_PISTON_EXECUTE), "/api/v2/execute");
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_SESSION_FILES), "/v1/sessions/{id}/files");
     assert_string_equal(fb_http_route_name((fb_http_route_id)99), "unmatched");
 }
 
