@@ -139,7 +139,7 @@ def test_empty_body_is_400(server):
 
 
 @pytest.mark.parametrize("method, path", [
-    ("GET", "/"), ("GET", "/nope"), ("GET", "/v1/health/"), ("GET", "/v1/sessions"),
+    ("GET", "/"), ("GET", "/nope"), ("GET", "/v1/health/"), ("GET", "/v1/sessions/x/y"),
     ("POST", "/api/v2/packages"), ("POST", "/v1/execute/x"), ("GET", "/v1/call/x"),
 ])
 def test_unknown_route_is_404(server, method, path):
@@ -346,7 +346,7 @@ def serve_fails(*args, code=2):
     (["--grace=3601"], "--grace '3601'"),
     (["--listen"], "--listen needs a value"),
     (["--bogus"], "unknown option '--bogus'"),
-    (["--max-sessions", "4"], "unknown option '--max-sessions'"),  # sessions are a later step
+    (["--max-sessions", "4097"], "--max-sessions"),
     (["--listen", "nohostport"], "expected HOST:PORT or unix:PATH"),
     (["--listen", "127.0.0.1:99999"], "the port must be 0 to 65535"),
     (["--listen", "0.0.0.0:0"], "is not a loopback address"),

@@ -411,7 +411,8 @@ static void log_sessions_closed(fb_http_server *srv)
     unsigned open = fb_http_sessions_count(&srv->sessions);
     fb_http_sessions_shutdown(&srv->sessions);
     srv->sessions_closed = true;
-    fb_http_log(json_pack("{s:s, s:i}", "event", "sessions closed", "count", (int)open));
+    if (open > 0) /* said only when there were some: the usual stop logs draining, then stopped */
+        fb_http_log(json_pack("{s:s, s:i}", "event", "sessions closed", "count", (int)open));
 }
 
 /* Stop accepting (the unix socket file goes at once, so new clients fail fast), refuse what waits, let
