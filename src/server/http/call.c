@@ -1,16 +1,16 @@
 /* POST /v1/call: the body is a FunctionCallRequest, the answer fnbox_call's ExecutionResult, byte for
- * byte what `fnbox call` prints. The call is cancelled when its client hangs up or when the server's
- * grace period is over. */
+ * byte what `fnbox call` prints; with Accept: application/x-ndjson, the stream of `fnbox call --stream`
+ * (stream.c). The call is cancelled when its client hangs up or when the server's grace period is over. */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "fnbox.h"
 #include "server/http/internal.h"
+#include "server/http/ndjson.h"
+#include "server/http/stream.h"
 
 static bool is_json_type(const char *ct)
 {
@@ -61,44 +61,11 @@ int fb_http_call_begin(fb_http_exchange *x, fb_error *err)
     }
 }
 
-static int client_fd(const fb_http_exchange *x)
-{
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    return ci ? ci->connect_fd : -1;
-}
-
-/* The peer shut its side (RDHUP), or the socket broke. Unread data alone (a pipelined request) is not a
- * hang-up: only RDHUP, HUP and ERR count. */
-static bool client_gone(void *ctx)
-{
-    struct pollfd p = {.fd = client_fd(ctx), .events = POLLRDHUP};
-    return p.fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
-}
-
-/* The call's cancel fd: an epoll set, readable when the client hangs up (its socket's RDHUP, HUP or ERR;
- * not its data) or when the server cancels every call (the cancel pipe). fnbox_call only polls it. One
- * fd per call, owned by the caller. */
-static int cancel_watch(int client, int cancel, fb_error *err)
-{
-    int ep = epoll_create1(EPOLL_CLOEXEC);
-    if (ep < 0)
-        return fb_set_error(err, FB_ERR_INTERNAL, errno, "epoll_create1");
-    struct epoll_event hangup = {.events = EPOLLRDHUP, .data.fd = client};
-    struct epoll_event stop = {.events = EPOLLIN, .data.fd = cancel};
-    if ((client >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, client, &hangup) < 0) ||
-        epoll_ctl(ep, EPOLL_CTL_ADD, cancel, &stop) < 0) {
-        int e = errno;
-        close(ep);
-        return fb_set_error(err, FB_ERR_INTERNAL, e, "epoll_ctl");
-    }
-    return ep;
-}
-
 static fb_http_reply run(fb_http_exchange *x)
 {
     fb_http_server *srv = x->srv;
     fb_error err = {0};
-    int watch = cancel_watch(client_fd(x), srv->cancel_pipe[0], &err);
+    int watch = fb_http_cancel_watch(x, -1, &err);
     if (watch < 0)
         return fb_http_reply_error(&err);
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = watch};
@@ -118,6 +85,39 @@ static fb_http_reply run(fb_http_exchange *x)
     return fb_http_reply_json(fb_http_status_of_call(rc), result, rlen, fnbox_free, true);
 }
 
+/* The streamed run (stream.h): the request body is the context. */
+static int run_streamed(void *ctx, fnbox_output_fn out, void *out_ctx, int cancel_fd, char **result,
+                        size_t *result_len)
+{
+    const fb_buf *body = ctx;
+    fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cancel_fd, .output = out, .output_ctx = out_ctx};
+    return fnbox_call(body->data, body->len, &opts, result, result_len);
+}
+
+static void free_body(void *ctx)
+{
+    fb_buf_free(ctx);
+    free(ctx);
+}
+
+/* Accept: application/x-ndjson: the output as it arrives, then the result, always with status 200 (the
+ * headers go before the outcome is known: an invalid request is told by the result line's error). */
+static fb_http_reply run_stream(fb_http_exchange *x)
+{
+    fb_buf *body = malloc(sizeof *body);
+    if (!body) {
+        fb_error err;
+        fb_set_error(&err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "body");
+        fb_http_admission_finish(&x->srv->adm);
+        x->place = FB_HTTP_PLACE_NONE;
+        return fb_http_reply_error(&err);
+    }
+    *body = x->body; /* moved: the run may outlive the exchange */
+    fb_buf_init(&x->body, 0);
+    fb_http_stream_spec spec = {.run = run_streamed, .ctx = body, .free_ctx = free_body, .count_execution = true};
+    return fb_http_stream_reply(x, &spec);
+}
+
 fb_http_reply fb_http_handle_call(fb_http_exchange *x)
 {
     fb_error err = {0};
@@ -125,7 +125,7 @@ fb_http_reply fb_http_handle_call(fb_http_exchange *x)
         fb_set_error(&err, FB_ERR_INVALID_REQUEST, 0, "body: empty: POST /v1/call takes a FunctionCallRequest JSON");
         return fb_http_reply_error(&err);
     }
-    fb_http_admit a = fb_http_admission_start(&x->srv->adm, client_gone, x);
+    fb_http_admit a = fb_http_admission_start(&x->srv->adm, fb_http_client_gone, x);
     x->place = a == FB_HTTP_ADMIT_OK ? FB_HTTP_PLACE_RUNNING : FB_HTTP_PLACE_NONE;
     if (a == FB_HTTP_ADMIT_GONE)
         return (fb_http_reply){0, NULL, 0}; /* nobody to answer */
@@ -133,6 +133,8 @@ fb_http_reply fb_http_handle_call(fb_http_exchange *x)
         fb_set_error(&err, FB_ERR_OVERLOADED, 0, "the server is shutting down");
         return fb_http_reply_error(&err);
     }
+    if (fb_http_accepts_ndjson(fb_http_header(x, MHD_HTTP_HEADER_ACCEPT)))
+        return run_stream(x); /* the slot goes with the stream */
     fb_http_reply rep = run(x);
     fb_http_admission_finish(&x->srv->adm);
     x->place = FB_HTTP_PLACE_NONE;

@@ -85,4 +85,13 @@ int fb_http_call_begin(fb_http_exchange *x, fb_error *err);
 /* server.c */
 const char *fb_http_header(const fb_http_exchange *x, const char *name);
 
+/* cancel.c: what cancels a running execution. */
+int fb_http_client_fd(const fb_http_exchange *x);
+/* The client hung up (for fb_http_admission_start's waiters; ctx is the exchange). */
+bool fb_http_client_gone(void *x);
+/* The execution's cancel fd (fnbox_call_options.cancel_fd): an epoll set readable when the client hangs
+ * up, when the server cancels every execution (drain) or when extra_fd (-1: none) is readable. The
+ * caller closes it. -1 with err set on failure. */
+int fb_http_cancel_watch(const fb_http_exchange *x, int extra_fd, fb_error *err);
+
 #endif
