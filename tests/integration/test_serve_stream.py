@@ -229,7 +229,7 @@ def test_client_hanging_up_cancels_the_streamed_run():
             assert chunk, got
             got += chunk
         assert got.startswith(b"HTTP/1.1 200 ") and b"application/x-ndjson" in got, got
-        assert host_pids_matching(mark)
+        wait_for(lambda: host_pids_matching(mark), what="the marked child seen in /proc")
         s.close()
         t0 = time.monotonic()
         wait_for(lambda: not host_pids_matching(mark), timeout=2, what="the sandbox's processes gone")
