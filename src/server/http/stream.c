@@ -19,7 +19,7 @@
 
 #include "server/http/ndjson.h"
 
-#define STREAM_BLOCK (16 * 1024) /* libmicrohttpd's advised read size; its buffer may be smaller */
+#define STREAM_BLOCK (16UL * 1024) /* libmicrohttpd's advised read size; its buffer may be smaller */
 
 typedef struct fb_http_stream {
     fb_http_server *srv;
@@ -94,7 +94,7 @@ static void *produce(void *arg)
     s->done = true;
     pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    /* After the result is queued: once the drain sees no execution running, every answer is complete. */
+    /* After the result is queued: once the drain sees no execution running, every result is on its way. */
     give_slot_back(s);
     return NULL;
 }
