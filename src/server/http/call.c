@@ -1,6 +1,7 @@
 /* POST /v1/call: the body is a FunctionCallRequest, the answer fnbox_call's ExecutionResult, byte for
- * byte what `fnbox call` prints. The call is cancelled when its client hangs up or when the server's
- * grace period is over (run.c). */
+ * byte what `fnbox call` prints; with Accept: application/x-ndjson, the stream of `fnbox call --stream`
+ * (stream.c). The call is cancelled when its client hangs up or when the server's grace period is over
+ * (run.c). */
 #include "fnbox.h"
 #include "server/http/internal.h"
 

@@ -110,6 +110,8 @@ fb_http_reply fb_http_run_admitted(fb_http_exchange *x, const char *takes, fb_ht
 typedef struct fb_http_run_opts {
     fnbox_api_fn api;             /* fnbox_call or fnbox_execute */
     fnbox_session *session;       /* instead: fnbox_session_exec in this session */
+    void (*release)(void *ctx);   /* called once the run is over (NULL: nothing) */
+    void *release_ctx;
     fnbox_output_fn output;       /* NULL, or told the output as it arrives */
     void *output_ctx;
 } fb_http_run_opts;
@@ -120,10 +122,20 @@ int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_
                     size_t *result_len, fb_error *err);
 /* fb_http_run_api on the request's body, answered as it comes (the status from the return code). */
 fb_http_reply fb_http_run_reply(fb_http_exchange *x, fnbox_api_fn api);
-/* The same with fnbox_session_exec in session s. */
-fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s);
+/* The same with fnbox_session_exec in session s; release(ctx) is called once the run is over (a streamed
+ * run may outlive the handler), on every path. */
+fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s, void (*release)(void *), void *ctx);
 
 /* server.c */
 const char *fb_http_header(const fb_http_exchange *x, const char *name);
+
+/* cancel.c: what cancels a running execution. */
+int fb_http_client_fd(const fb_http_exchange *x);
+/* The client hung up (for fb_http_admission_start's waiters; ctx is the exchange). */
+bool fb_http_client_gone(void *x);
+/* The execution's cancel fd (fnbox_call_options.cancel_fd): an epoll set readable when the client hangs
+ * up, when the server cancels every execution (drain) or when extra_fd (-1: none) is readable. The
+ * caller closes it. -1 with err set on failure. */
+int fb_http_cancel_watch(const fb_http_exchange *x, int extra_fd, fb_error *err);
 
 #endif

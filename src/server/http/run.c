@@ -11,6 +11,8 @@
 
 #include "fnbox.h"
 #include "server/http/internal.h"
+#include "server/http/ndjson.h"
+#include "server/http/stream.h"
 
 static bool is_json_type(const char *ct)
 {
@@ -60,45 +62,12 @@ int fb_http_run_begin(fb_http_exchange *x, const char *takes, fb_error *err)
     }
 }
 
-static int client_fd(const fb_http_exchange *x)
-{
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    return ci ? ci->connect_fd : -1;
-}
-
-/* The peer shut its side (RDHUP), or the socket broke. Unread data alone (a pipelined request) is not a
- * hang-up: only RDHUP, HUP and ERR count. */
-static bool client_gone(void *ctx)
-{
-    struct pollfd p = {.fd = client_fd(ctx), .events = POLLRDHUP};
-    return p.fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
-}
-
-/* The call's cancel fd: an epoll set, readable when the client hangs up (its socket's RDHUP, HUP or ERR;
- * not its data) or when the server cancels every call (the cancel pipe). fnbox_call only polls it. One
- * fd per call, owned by the caller. */
-static int cancel_watch(int client, int cancel, fb_error *err)
-{
-    int ep = epoll_create1(EPOLL_CLOEXEC);
-    if (ep < 0)
-        return fb_set_error(err, FB_ERR_INTERNAL, errno, "epoll_create1");
-    struct epoll_event hangup = {.events = EPOLLRDHUP, .data.fd = client};
-    struct epoll_event stop = {.events = EPOLLIN, .data.fd = cancel};
-    if ((client >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, client, &hangup) < 0) ||
-        epoll_ctl(ep, EPOLL_CTL_ADD, cancel, &stop) < 0) {
-        int e = errno;
-        close(ep);
-        return fb_set_error(err, FB_ERR_INTERNAL, e, "epoll_ctl");
-    }
-    return ep;
-}
-
 int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_http_run_opts *o, char **result,
                     size_t *result_len, fb_error *err)
 {
     fb_http_server *srv = x->srv;
     *result = NULL;
-    int watch = cancel_watch(client_fd(x), srv->cancel_pipe[0], err);
+    int watch = fb_http_cancel_watch(x, -1, err);
     if (watch < 0)
         return -1;
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = watch, .output = o->output,
@@ -124,7 +93,7 @@ fb_http_reply fb_http_run_admitted(fb_http_exchange *x, const char *takes, fb_ht
         fb_set_error(&err, FB_ERR_INVALID_REQUEST, 0, "body: empty: %s", takes);
         return fb_http_reply_error(&err);
     }
-    fb_http_admit a = fb_http_admission_start(&x->srv->adm, client_gone, x);
+    fb_http_admit a = fb_http_admission_start(&x->srv->adm, fb_http_client_gone, x);
     x->place = a == FB_HTTP_ADMIT_OK ? FB_HTTP_PLACE_RUNNING : FB_HTTP_PLACE_NONE;
     if (a == FB_HTTP_ADMIT_GONE)
         return (fb_http_reply){0, NULL, 0}; /* nobody to answer */
@@ -133,26 +102,81 @@ fb_http_reply fb_http_run_admitted(fb_http_exchange *x, const char *takes, fb_ht
         return fb_http_reply_error(&err);
     }
     fb_http_reply rep = run(x);
-    fb_http_admission_finish(&x->srv->adm);
-    x->place = FB_HTTP_PLACE_NONE;
+    if (x->place == FB_HTTP_PLACE_RUNNING) { /* not taken by a stream, which gives it back itself */
+        fb_http_admission_finish(&x->srv->adm);
+        x->place = FB_HTTP_PLACE_NONE;
+    }
     return rep;
+}
+
+/* ---- streamed (Accept: application/x-ndjson) ---- */
+
+/* What a streamed run owns: the body (moved out of the exchange: the run may outlive it) and what runs it;
+ * a session's reference goes with it and is given back when the run is over. */
+typedef struct streamed {
+    fb_buf body;
+    fnbox_api_fn api;
+    fnbox_session *session;
+    void (*release)(void *ctx);
+    void *release_ctx;
+} streamed;
+
+static int run_streamed(void *ctx, fnbox_output_fn out, void *out_ctx, int cancel_fd, char **result,
+                        size_t *result_len)
+{
+    const streamed *st = ctx;
+    fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cancel_fd, .output = out, .output_ctx = out_ctx};
+    return st->session ? fnbox_session_exec(st->session, st->body.data, st->body.len, &opts, result, result_len)
+                       : st->api(st->body.data, st->body.len, &opts, result, result_len);
+}
+
+static void free_streamed(void *ctx)
+{
+    streamed *st = ctx;
+    if (st->release)
+        st->release(st->release_ctx);
+    fb_buf_free(&st->body);
+    free(st);
+}
+
+/* The output as it arrives, then the result, always with status 200 (the headers go before the outcome
+ * is known: an invalid request is told by the result line's error). */
+static fb_http_reply stream_reply(fb_http_exchange *x, const fb_http_run_opts *o)
+{
+    streamed *st = malloc(sizeof *st);
+    if (!st) {
+        if (o->release)
+            o->release(o->release_ctx);
+        fb_error err;
+        fb_set_error(&err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "body");
+        return fb_http_reply_error(&err);
+    }
+    *st = (streamed){.body = x->body, .api = o->api, .session = o->session, .release = o->release,
+                     .release_ctx = o->release_ctx};
+    fb_buf_init(&x->body, 0);
+    fb_http_stream_spec spec = {.run = run_streamed, .ctx = st, .free_ctx = free_streamed, .count_execution = true};
+    return fb_http_stream_reply(x, &spec);
 }
 
 static fb_http_reply run_reply(fb_http_exchange *x, const fb_http_run_opts *o)
 {
+    if (fb_http_accepts_ndjson(fb_http_header(x, MHD_HTTP_HEADER_ACCEPT)))
+        return stream_reply(x, o);
     fb_error err = {0};
     char *result = NULL;
     size_t rlen = 0;
     int rc = fb_http_run_api(x, x->body.data, x->body.len, o, &result, &rlen, &err);
     fb_buf_free(&x->body);
+    if (o->release)
+        o->release(o->release_ctx);
     if (rc < 0)
         return fb_http_reply_error(&err);
     return fb_http_reply_json(fb_http_status_of_call(rc), result, rlen, fnbox_free, true);
 }
 
-fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s)
+fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s, void (*release)(void *), void *ctx)
 {
-    fb_http_run_opts o = {.session = s};
+    fb_http_run_opts o = {.session = s, .release = release, .release_ctx = ctx};
     return run_reply(x, &o);
 }
 

@@ -116,17 +116,36 @@ static int check_kind(const fb_http_exchange *x, fb_error *err)
     return rc;
 }
 
+/* The session's reference, given back when its run is over (a streamed run outlives the handler). */
+typedef struct held {
+    fb_http_sessions *table;
+    fb_http_session *e;
+} held;
+
+static void release(void *ctx)
+{
+    held *h = ctx;
+    fb_http_sessions_put(h->table, h->e);
+    free(h);
+}
+
 static fb_http_reply run(fb_http_exchange *x)
 {
     fb_error err = {0};
     if (check_kind(x, &err) < 0)
         return fb_http_reply_error(&err);
-    fb_http_session *e = fb_http_sessions_get(&x->srv->sessions, x->match.id, x->owner);
-    if (!e)
+    held *h = malloc(sizeof *h);
+    if (!h) {
+        fb_set_error(&err, FB_ERR_OUT_OF_MEMORY, 0, "session");
+        return fb_http_reply_error(&err);
+    }
+    h->table = &x->srv->sessions;
+    h->e = fb_http_sessions_get(h->table, x->match.id, x->owner);
+    if (!h->e) {
+        free(h);
         return not_found(x);
-    fb_http_reply rep = fb_http_run_reply_in(x, fb_http_session_api(e));
-    fb_http_sessions_put(&x->srv->sessions, e);
-    return rep;
+    }
+    return fb_http_run_reply_in(x, fb_http_session_api(h->e), release, h);
 }
 
 fb_http_reply fb_http_handle_session_run(fb_http_exchange *x)
