@@ -306,6 +306,10 @@ static int file_call(fnbox_session *s, const char *path, size_t path_len, const 
 {
     fb_error err = {0};
     clear_out(error, error_len);
+    if ((a->op == F_READ || a->op == F_LIST) && (!a->out || !a->out_len)) {
+        fb_set_error(&err, FB_ERR_INVALID_REQUEST, 0, "the caller gave nowhere to put the answer (NULL)");
+        return fb_session_fail(&err, error, error_len);
+    }
     if (fb_session_enter(s, &err) < 0)
         return fb_session_fail(&err, error, error_len);
     int rc = do_file(s, path, path_len, a, &err);

@@ -76,10 +76,10 @@ static int encode(const fb_sandbox_program *prog, fb_buf *msg, fb_error *err)
         const char *s = i < argc ? prog->argv[i] : prog->envp[i - argc];
         if (fb_buf_append(msg, s, strlen(s) + 1) < 0)
             return fb_set_error(err, msg->truncated ? FB_ERR_INVALID_REQUEST : FB_ERR_OUT_OF_MEMORY, E2BIG,
-                                "the command line and environment are over %u bytes", FB_SPAWN_MAX_BYTES);
+                                "the command line and environment are over %zu bytes", FB_SPAWN_MAX_BYTES);
     }
     if (msg->truncated)
-        return fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "the command line and environment are over %u bytes",
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "the command line and environment are over %zu bytes",
                             FB_SPAWN_MAX_BYTES);
     h.len = (unsigned)(msg->len - sizeof h);
     memcpy(msg->data, &h, sizeof h);

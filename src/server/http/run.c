@@ -73,7 +73,7 @@ int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = watch, .output = o->output,
                                .output_ctx = o->output_ctx};
     int rc = o->session ? fnbox_session_exec(o->session, body, len, &opts, result, result_len)
-                        : o->api(body, len, &opts, result, result_len);
+                        : o->api ? o->api(body, len, &opts, result, result_len) : FNBOX_NO_RESULT;
     close(watch);
     if (rc == FNBOX_NO_RESULT || !*result) {
         fnbox_free(*result);
@@ -126,8 +126,9 @@ static int run_streamed(void *ctx, fnbox_output_fn out, void *out_ctx, int cance
 {
     const streamed *st = ctx;
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cancel_fd, .output = out, .output_ctx = out_ctx};
-    return st->session ? fnbox_session_exec(st->session, st->body.data, st->body.len, &opts, result, result_len)
-                       : st->api(st->body.data, st->body.len, &opts, result, result_len);
+    if (st->session)
+        return fnbox_session_exec(st->session, st->body.data, st->body.len, &opts, result, result_len);
+    return st->api ? st->api(st->body.data, st->body.len, &opts, result, result_len) : FNBOX_NO_RESULT;
 }
 
 static void free_streamed(void *ctx)

@@ -158,9 +158,14 @@ int fb_http_sessions_open(fb_http_sessions *t, int owner, const char *options, s
         return FNBOX_SANDBOX_FAILED;
     }
     fb_http_session *e = calloc(1, sizeof *e);
-    int rc = e ? new_id(e->id, err) : fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "a session");
-    if (rc == 0)
-        rc = fnbox_session_open(options, len, &e->s, error, NULL);
+    if (!e) {
+        pthread_mutex_lock(&t->mu);
+        t->count--;
+        pthread_mutex_unlock(&t->mu);
+        fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "a session");
+        return FNBOX_NO_RESULT;
+    }
+    int rc = new_id(e->id, err) < 0 ? FNBOX_SANDBOX_FAILED : fnbox_session_open(options, len, &e->s, error, NULL);
     char *text = rc == FNBOX_OK ? info_with_id(e->s, e->id) : NULL;
     pthread_mutex_lock(&t->mu);
     if (rc == FNBOX_OK && text && !t->stopping) {
