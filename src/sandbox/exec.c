@@ -203,6 +203,10 @@ int fb_sandbox_exec(fb_sandbox *sb, const fb_sandbox_program *prog, fb_sandbox_o
         goto done;
     }
     fb_sandbox_decode_status(st, out);
+    /* The command's init reports its program's status before it exits; gone without a word, it was killed
+     * (the session was shut down under it, or the kernel killed it): not an exit of the program's own. */
+    if (st < 0 && !out->timed_out && !out->cancelled)
+        out->term_signal = SIGKILL;
     if (f.result >= 0 && (lseek(f.result, 0, SEEK_SET) < 0 || fb_read_all(f.result, &out->result) < 0)) {
         fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "reading the result channel");
         goto done;
