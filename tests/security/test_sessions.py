@@ -4,20 +4,24 @@ paths, "..", FIFOs, devices, files it made unreadable) must resolve as it would 
 the sandbox user, never as the server's root; sessions must not see each other; one session exhausting
 its memory or process limit must not stall another; nothing a command starts may outlive it.
 
-The defences, and what each test shows when it is removed (checked by hand against a build with the line
-changed, never committed):
-  - src/fs/inroot.c `#define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)`: every path of the file
-    API resolved inside the sandbox's root. Without RESOLVE_IN_ROOT, test_absolute_paths_are_the_sandboxes
-    reads the host's /etc/hostname and the secret file; with paths taken relative to the root fd instead
-    (IN_ROOT 0), the symlink tests below read the secret and write their markers on the host.
-  - src/fs/inroot.c become_sandbox_user (setfsuid / setfsgid to the sandbox user): without it the server's
-    root reads the file the sandbox made unreadable (test_unreadable_files_stay_unreadable).
+The defences, and what fails when each is removed (checked by hand against a build with the line changed,
+never committed; the switches by a -DFB_DEFENCE_SWITCHES build with FNBOX_DISABLE_DEFENCES):
+  - src/fs/inroot.c `#define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)`, used by open_in_root for
+    every path of the file API. Without RESOLVE_IN_ROOT an absolute path is the host's:
+    test_absolute_paths_are_the_sandboxes reads the host's secret file (and most tests fail). With IN_ROOT 0
+    and paths taken relative to the root fd instead, the symlink tests (read, write, list, remove, swapped)
+    fail: the host's /etc/hostname is read through `root/etc/hostname`, markers land in the host's /tmp.
+  - src/fs/inroot.c op_main's become_sandbox_user (setfsuid / setfsgid / setgroups, then capset): without
+    it the server's root reads the file the sandbox made unreadable (test_unreadable_files_stay_unreadable).
   - src/fs/inroot.c drop_capabilities: without it /proc/kallsyms read through the file API shows the host
     kernel's addresses (test_file_api_has_no_more_privilege_than_the_sandbox).
-  - src/fs/inroot.c do_read's O_NONBLOCK and S_ISREG check: without them a FIFO read hangs, /dev/zero
-    fills memory (test_fifo_and_devices_return_promptly).
-  - src/sandbox/serve.c command_init's CLONE_NEWPID (the "pidns" defence switch of a -DFB_DEFENCE_SWITCHES
-    build): without it a daemonized process outlives its command (test_daemons_die_with_their_command).
+  - src/fs/inroot.c do_read's O_NONBLOCK and its S_ISREG check: without them the FIFO read hangs
+    (test_fifo_and_devices_return_promptly).
+  - src/sandbox/serve.c fb_init_serve's CLONE_NEWPID per command (switch "pidns"): the daemons survive
+    their command (test_daemons_die_with_their_command).
+  - the session's cgroup memory limit (switch "memory"): the memory bomb completes
+    (test_memory_bomb_in_one_session_does_not_stall_another). The pids limit was not removed: an unbounded
+    fork bomb is not run on a shared host.
 """
 import os
 import secrets
@@ -89,6 +93,18 @@ def sess(server):
 
 
 @pytest.fixture
+def host_paths():
+    """Host paths a test checks are never made: removed afterwards if a failing build made them."""
+    paths = []
+    yield paths
+    for p in paths:
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        elif os.path.lexists(p):
+            os.unlink(p)
+
+
+@pytest.fixture
 def host_secret():
     """A host directory under /tmp holding a file with a random secret (readable by everyone, so that only
     the path resolution keeps the sandbox from it), and the names of host files the tests must not create."""
@@ -147,10 +163,11 @@ def test_symlinks_read_the_sandboxes_files(sess, host_secret):
         assert r.status in (400, 403, 404), (path, r)
 
 
-def test_symlinks_write_inside_the_sandbox(sess, host_secret):
+def test_symlinks_write_inside_the_sandbox(sess, host_secret, host_paths):
     d, secret = host_secret
     hostname_before = host_hostname()
     mark = "marker-" + secrets.token_hex(6)
+    host_paths += [f"/tmp/{mark}", f"/tmp/{mark}-2", f"/tmp/{mark}-3", f"/tmp/{mark}-4", f"/tmp/{mark}-dir"]
     ok(sess.cmd(f"ln -s / root; ln -s /etc/hostname hn; ln -s ../../../.. up; ln -s {d} hostdir; "
                 f"ln -s {d}/secret hostsecret; ln -s /tmp/{mark}-dir newdir"))
     for path in (f"root/tmp/{mark}", f"up/tmp/{mark}-2", f"hostdir/{mark}", f"root{d}/{mark}", f"up{d}/{mark}-2",
@@ -223,10 +240,11 @@ def test_symlinks_remove_inside_the_sandbox(sess, host_secret):
         os.unlink(victim)
 
 
-def test_symlink_swapped_under_the_file_api(sess, host_secret):
+def test_symlink_swapped_under_the_file_api(sess, host_secret, host_paths):
     """A command swaps a directory and a symlink to a host path while the API writes and reads through it."""
     d, secret = host_secret
     mark = "race-" + secrets.token_hex(6)
+    host_paths += [f"/{mark}", f"/tmp/{mark}"]
     box = {}
 
     def swap():
