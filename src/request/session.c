@@ -94,7 +94,7 @@ int fb_session_options_parse(const char *text, size_t len, fb_session_options *o
     memset(out, 0, sizeof *out);
     if (len > FB_MAX_REQUEST_BYTES)
         return BAD("options: %zu bytes is more than the maximum of %llu", len, (unsigned long long)FB_MAX_REQUEST_BYTES);
-    json_error_t jerr;
+    json_error_t jerr = {0};
     out->root = !text || blank(text, len) ? json_object()
                                           : fb_json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
     if (!out->root)

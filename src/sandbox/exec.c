@@ -140,7 +140,7 @@ static pid_t await_command_init(int sock)
 static int launch(fb_sandbox *sb, const fb_sandbox_program *prog, exec_fds *f, pid_t *init, fb_error *err)
 {
     fb_buf msg;
-    fb_buf_init(&msg, sizeof(fb_spawn_hdr) + FB_SPAWN_MAX_BYTES);
+    fb_buf_init(&msg, sizeof(fb_spawn_hdr) + (size_t)FB_SPAWN_MAX_BYTES);
     int rc = encode(prog, &msg, err);
     int fds[FB_SPAWN_FDS] = {f->out[1], f->err[1], f->report[1], f->sock[0]};
     size_t nfds = 4;

@@ -159,9 +159,9 @@ int fb_http_sessions_open(fb_http_sessions *t, int owner, const char *options, s
     }
     fb_http_session *e = calloc(1, sizeof *e);
     int rc = e ? new_id(e->id, err) : fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "a session");
-    if (rc == 0)
+    if (e && rc == 0)
         rc = fnbox_session_open(options, len, &e->s, error, NULL);
-    char *text = rc == FNBOX_OK ? info_with_id(e->s, e->id) : NULL;
+    char *text = e && rc == FNBOX_OK ? info_with_id(e->s, e->id) : NULL;
     pthread_mutex_lock(&t->mu);
     if (rc == FNBOX_OK && text && !t->stopping) {
         e->owner = owner;
