@@ -273,6 +273,10 @@ typedef struct file_args {
 static int do_file(fnbox_session *s, const char *path, size_t path_len, const file_args *a, fb_error *err)
 {
     char *abs = NULL;
+    size_t ignored_len = 0, *out_len = a->out_len ? a->out_len : &ignored_len;
+    if ((a->op == F_READ || a->op == F_LIST) && !a->out)
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, EINVAL, "%s: NULL where the answer goes",
+                            a->op == F_READ ? "data" : "json");
     if (fb_inroot_normalize(s->opt.workdir, path ? path : "", path ? path_len : 0, "path", &abs, err) < 0)
         return -1;
     int rc = -1;
@@ -283,18 +287,18 @@ static int do_file(fnbox_session *s, const char *path, size_t path_len, const fi
         if (rc == 0 && !buf.data && fb_buf_append(&buf, "", 0) < 0) /* an empty file: still a string */
             rc = fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "reading");
         if (rc == 0)
-            *a->out = fb_buf_steal(&buf, a->out_len);
+            *a->out = fb_buf_steal(&buf, out_len);
         fb_buf_free(&buf);
     } else if (a->op == F_WRITE) {
         rc = fb_inroot_write(&s->root, abs, a->data, a->len, err);
     } else if (a->op == F_REMOVE) {
         rc = fb_inroot_remove(&s->root, abs, err);
-    } else {
+    } else if (a->out) {
         fb_inroot_entry *e = NULL;
         size_t n = 0;
         rc = fb_inroot_list(&s->root, abs, FB_SESSION_MAX_LIST_ENTRIES, &e, &n, err);
         if (rc == 0)
-            rc = list_json(e, n, a->out, a->out_len, err);
+            rc = list_json(e, n, a->out, out_len, err);
         fb_inroot_entries_free(e, n);
     }
     free(abs);
@@ -306,10 +310,6 @@ static int file_call(fnbox_session *s, const char *path, size_t path_len, const 
 {
     fb_error err = {0};
     clear_out(error, error_len);
-    if ((a->op == F_READ || a->op == F_LIST) && (!a->out || !a->out_len)) {
-        fb_set_error(&err, FB_ERR_INVALID_REQUEST, 0, "the caller gave nowhere to put the answer (NULL)");
-        return fb_session_fail(&err, error, error_len);
-    }
     if (fb_session_enter(s, &err) < 0)
         return fb_session_fail(&err, error, error_len);
     int rc = do_file(s, path, path_len, a, &err);

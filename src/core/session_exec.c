@@ -3,6 +3,7 @@
  * sandbox is already running, so the code is written into its /tmp (a directory per run, removed after it)
  * and the program's arguments point there instead. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,13 @@ static int run(fnbox_session *s, exec_state *e, const fnbox_call_options *opts, 
     count_running(s, 1);
     int rc = fb_sandbox_exec(s->sb, &p, &e->outcome, err);
     count_running(s, -1);
+    /* Killed because the session was shut down under it (DELETE, the reaper, the server stopping): the
+     * command was cancelled ("terminated"), it did not crash. */
+    pthread_mutex_lock(&s->mu);
+    bool closing = s->closing;
+    pthread_mutex_unlock(&s->mu);
+    if (rc == 0 && closing && e->outcome.term_signal == SIGKILL && !e->outcome.exited && !e->outcome.timed_out)
+        e->outcome.cancelled = true;
     if (opts->output)
         fb_output_finish(&e->output);
     return rc;

@@ -140,7 +140,7 @@ static pid_t await_command_init(int sock)
 static int launch(fb_sandbox *sb, const fb_sandbox_program *prog, exec_fds *f, pid_t *init, fb_error *err)
 {
     fb_buf msg;
-    fb_buf_init(&msg, sizeof(fb_spawn_hdr) + FB_SPAWN_MAX_BYTES);
+    fb_buf_init(&msg, sizeof(fb_spawn_hdr) + (size_t)FB_SPAWN_MAX_BYTES);
     int rc = encode(prog, &msg, err);
     int fds[FB_SPAWN_FDS] = {f->out[1], f->err[1], f->report[1], f->sock[0]};
     size_t nfds = 4;
@@ -203,6 +203,10 @@ int fb_sandbox_exec(fb_sandbox *sb, const fb_sandbox_program *prog, fb_sandbox_o
         goto done;
     }
     fb_sandbox_decode_status(st, out);
+    /* The command's init reports its program's status before it exits; gone without a word, it was killed
+     * (the session was shut down under it, or the kernel killed it): not an exit of the program's own. */
+    if (st < 0 && !out->timed_out && !out->cancelled)
+        out->term_signal = SIGKILL;
     if (f.result >= 0 && (lseek(f.result, 0, SEEK_SET) < 0 || fb_read_all(f.result, &out->result) < 0)) {
         fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "reading the result channel");
         goto done;

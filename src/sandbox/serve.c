@@ -34,7 +34,7 @@
 #include "sandbox/internal.h"
 #include "util/defences.h"
 
-static char g_msg[sizeof(fb_spawn_hdr) + FB_SPAWN_MAX_BYTES];
+static char g_msg[sizeof(fb_spawn_hdr) + (size_t)FB_SPAWN_MAX_BYTES];
 static char *g_argv[FB_SPAWN_MAX_ARGS + 1];
 static char *g_envp[FB_SPAWN_MAX_ARGS + 1];
 

@@ -1,0 +1,713 @@
+"""`fnbox serve` sessions: every /v1/sessions route and error answer, against the real binary with real
+interpreters: open (options, 400 naming the field, 413, 503 at --max-sessions), info, close, commands and
+code (exit codes 127 / 137 / 124, env, cwd, stdin, every language), files (binary, unicode and hostile
+names, parents, list, remove), bearer-token ownership, idleTimeout / maxLifetime reaping, DELETE during a
+command, concurrent commands, and SIGTERM with sessions open (nothing left behind)."""
+import os
+import shutil
+import signal
+import threading
+import time
+import urllib.parse
+
+import pytest
+
+from fnboxlib import marker
+from servelib import TOKEN, Server, cgroups_of, host_pids_matching, wait_for
+
+OTHER = "second-token-abcdefghijklmnop"
+
+
+@pytest.fixture(scope="module")
+def token_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tokens") / "tokens"
+    path.write_text(f"{TOKEN}\n{OTHER}\n")
+    path.chmod(0o600)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def server(token_file):
+    """One token server for the module: every request names a token (A = TOKEN, B = OTHER)."""
+    with Server("--token-file", token_file, "--max-concurrency", "4") as srv:
+        yield srv
+
+
+def q(path):
+    return urllib.parse.quote(path, safe="")
+
+
+def error_of(resp, status, etype=None):
+    assert resp.status == status, resp
+    assert resp.header("Content-Type") == "application/json", resp.headers
+    doc = resp.json()
+    assert set(doc) >= {"error"}, doc
+    if etype:
+        assert doc["error"]["type"] == etype, doc
+    assert isinstance(doc["error"]["message"], str) and doc["error"]["message"], doc
+    return doc["error"]["message"]
+
+
+class Session:
+    """A session opened on srv with token; the calls below return servelib Responses."""
+
+    def __init__(self, srv, options=None, token=TOKEN):
+        self.srv, self.token = srv, token
+        r = srv.request("POST", "/v1/sessions", body=options, token=token)
+        assert r.status == 201, r
+        self.info = r.json()
+        self.id = self.info["id"]
+        self.base = f"/v1/sessions/{self.id}"
+        assert r.header("Location") == self.base, r.headers
+
+    def req(self, method, suffix="", body=None, token=None, **kw):
+        return self.srv.request(method, self.base + suffix, body=body, token=token or self.token, **kw)
+
+    def cmd(self, command, **extra):
+        r = self.req("POST", "/commands", {"command": command, **extra})
+        assert r.status == 200, r
+        return r.json()
+
+    def code(self, code, language, **extra):
+        r = self.req("POST", "/code", {"code": code, "language": language, **extra})
+        assert r.status == 200, r
+        return r.json()
+
+    def put(self, path, data):
+        return self.req("PUT", "/files?path=" + q(path), data if isinstance(data, bytes) else data.encode(),
+                        headers={"Content-Type": "application/octet-stream"})
+
+    def get(self, path):
+        return self.req("GET", "/files?path=" + q(path))
+
+    def rm(self, path):
+        return self.req("DELETE", "/files?path=" + q(path))
+
+    def ls(self, path):
+        return self.req("GET", "/files/list?path=" + q(path))
+
+    def close(self):
+        return self.req("DELETE")
+
+
+@pytest.fixture
+def sess(server):
+    s = Session(server)
+    yield s
+    s.close()
+
+
+def ok(res):
+    assert res["status"] == "success" and res["exitCode"] == 0, res
+    return res["stdout"]
+
+
+# ---- open, info, close ----
+
+def test_open_defaults_info_and_close(server):
+    s = Session(server)
+    info = s.info
+    assert len(s.id) >= 16 and all(c in "0123456789abcdef" for c in s.id), s.id
+    assert info["running"] == 0 and info["workdir"] == "/workspace", info
+    assert info["idleTimeout"] == 900 and info["maxLifetime"] == 3600, info
+    for k in ("createdAt", "lastUsedAt", "expiresAt"):
+        assert info[k].endswith("Z") and "T" in info[k], info
+    r = s.req("GET")
+    assert r.status == 200 and r.json()["id"] == s.id and r.json()["workdir"] == "/workspace", r
+    assert s.req("HEAD").status == 200
+    assert s.close().status == 204
+    error_of(s.req("GET"), 404, "NotFound")
+    error_of(s.close(), 404, "NotFound")
+    error_of(s.req("POST", "/commands", {"command": "true"}), 404)
+    error_of(s.get("x"), 404)
+
+
+def test_open_with_options(server):
+    s = Session(server, {"workdir": "/work/proj", "files": {"hello.txt": "hi there", "sub/data.bin": "x"},
+                         "permissions": {"env": {"GREETING": "howdy"}}, "limits": {"stdoutBytes": 100},
+                         "idleTimeout": 30, "maxLifetime": 60.5})
+    try:
+        assert s.info["workdir"] == "/work/proj" and s.info["idleTimeout"] == 30 and s.info["maxLifetime"] == 60.5
+        out = ok(s.cmd("pwd; cat hello.txt; echo; ls sub; echo $GREETING"))
+        assert out == "/work/proj\nhi there\ndata.bin\nhowdy\n", out
+        assert s.get("/work/proj/hello.txt").body == b"hi there"
+        big = s.cmd("yes | head -c 5000")
+        assert big["truncated"]["stdout"] is True and len(big["stdout"]) <= 100, big
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("body, field", [
+    (b"{", "options"),
+    (b"[1]", "options"),
+    (b'"x"', "options"),
+    (b'{"a": 1, "a": 2}', "options"),
+    (b'{"foo": 1}', "foo"),
+    (b'{"mount": {"/tmp": "/x"}}', "mount"),
+    (b'{"idleTimeout": "10"}', "idleTimeout"),
+    (b'{"idleTimeout": 0}', "idleTimeout"),
+    (b'{"idleTimeout": -1}', "idleTimeout"),
+    (b'{"maxLifetime": 100000}', "maxLifetime"),
+    (b'{"workdir": 5}', "workdir"),
+    (b'{"workdir": "relative"}', "workdir"),
+    (b'{"workdir": "/etc"}', "workdir"),
+    (b'{"files": 3}', "files"),
+    (b'{"files": {"a": 3}}', "files"),
+    (b'{"files": {"../../etc/x": "y"}}', "files"),
+    (b'{"limits": {"memoryBytes": "lots"}}', "limits.memoryBytes"),
+    (b'{"limits": {"nope": 1}}', "limits"),
+    (b'{"limits": 7}', "limits"),
+    (b'{"permissions": 3}', "permissions"),
+    (b'{"permissions": {"childProcess": "maybe"}}', "permissions"),
+])
+def test_open_refuses_bad_options(server, body, field):
+    r = server.request("POST", "/v1/sessions", body=body, token=TOKEN, headers={"Content-Type": "application/json"})
+    msg = error_of(r, 400, "InvalidRequest")
+    assert msg.startswith(field), (field, msg)
+
+
+def test_open_content_type_and_empty_body(server):
+    msg = error_of(server.request("POST", "/v1/sessions", body=b"{}", token=TOKEN,
+                                  headers={"Content-Type": "text/plain"}), 400)
+    assert "Content-Type" in msg
+    # No body: every default (no Content-Type needed); an empty JSON object too.
+    for body, headers in ((None, {}), (b"{}", {"Content-Type": "application/json"}),
+                          (b"  \n", {"Content-Type": "application/json; charset=utf-8"})):
+        r = server.request("POST", "/v1/sessions", body=body, token=TOKEN, headers=headers)
+        assert r.status == 201, (body, r)
+        assert server.request("DELETE", f"/v1/sessions/{r.json()['id']}", token=TOKEN).status == 204
+
+
+def test_unknown_routes_and_methods(server, sess):
+    error_of(server.request("GET", "/v1/sessions/" + "0" * 32, token=TOKEN), 404, "NotFound")
+    error_of(server.request("GET", "/v1/sessions/nope/files?path=x", token=TOKEN), 404, "NotFound")
+    error_of(sess.req("GET", "/nothing"), 404, "NotFound")
+    error_of(sess.req("GET", "/files/list/more"), 404, "NotFound")
+    for method, suffix in (("PATCH", ""), ("POST", ""), ("PUT", ""), ("GET", "/commands"), ("PUT", "/code"),
+                           ("POST", "/files?path=x"), ("DELETE", "/files/list?path=x")):
+        r = sess.req(method, suffix)
+        error_of(r, 405, "MethodNotAllowed")
+        assert r.header("Allow"), r.headers
+    for method in ("GET", "DELETE", "PUT"):
+        error_of(server.request(method, "/v1/sessions", token=TOKEN), 405, "MethodNotAllowed")
+
+
+def test_token_is_required(server, sess):
+    for method, path in (("POST", "/v1/sessions"), ("GET", sess.base), ("DELETE", sess.base),
+                         ("GET", sess.base + "/files?path=x"), ("PUT", sess.base + "/files?path=x"),
+                         ("GET", sess.base + "/files/list?path=."), ("POST", sess.base + "/commands")):
+        error_of(server.request(method, path, body=b"{}" if method in ("POST", "PUT") else None), 401)
+        error_of(server.request(method, path, token="not-a-token-0123456789abcdef",
+                                body=b"{}" if method in ("POST", "PUT") else None), 401)
+    assert sess.req("GET").status == 200  # still there
+
+
+def test_sessions_belong_to_their_token(server):
+    a = Session(server, token=TOKEN)
+    b = Session(server, token=OTHER)
+    try:
+        assert a.put("mine.txt", "A's").status == 204
+        for s, other in ((a, OTHER), (b, TOKEN)):
+            error_of(s.req("GET", token=other), 404, "NotFound")
+            error_of(s.req("POST", "/commands", {"command": "echo hi"}, token=other), 404)
+            error_of(s.req("POST", "/code", {"code": "print(1)", "language": "python"}, token=other), 404)
+            error_of(s.req("GET", "/files?path=mine.txt", token=other), 404)
+            error_of(s.req("PUT", "/files?path=evil.txt", b"x", token=other), 404)
+            error_of(s.req("DELETE", "/files?path=mine.txt", token=other), 404)
+            error_of(s.req("GET", "/files/list?path=.", token=other), 404)
+            error_of(s.req("DELETE", token=other), 404)
+        # untouched by all that
+        assert a.get("mine.txt").body == b"A's"
+        assert a.get("evil.txt").status == 404
+        assert a.req("GET").status == 200 and b.req("GET").status == 200
+    finally:
+        a.close()
+        b.close()
+
+
+def test_max_sessions_and_max_body():
+    with Server("--max-sessions", "2", "--max-body", "4096") as srv:
+        a, b = Session(srv), Session(srv)
+        msg = error_of(srv.request("POST", "/v1/sessions"), 503, "Overloaded")
+        assert "--max-sessions" in msg
+        assert a.close().status == 204
+        c = Session(srv)  # a place again
+        big = b"x" * 5000
+        error_of(b.put("big", big), 413, "PayloadTooLarge")
+        error_of(b.req("POST", "/commands", {"command": "echo " + "y" * 5000}), 413, "PayloadTooLarge")
+        error_of(b.req("POST", "/code", {"code": "#" * 5000, "language": "python"}), 413, "PayloadTooLarge")
+        error_of(srv.request("POST", "/v1/sessions", body={"files": {"f": "z" * 5000}}), 413, "PayloadTooLarge")
+        assert b.put("small", b"x" * 4000).status == 204
+        assert b.get("small").body == b"x" * 4000
+        b.close()
+        c.close()
+    with Server("--max-sessions", "0") as srv:
+        error_of(srv.request("POST", "/v1/sessions"), 503, "Overloaded")
+
+
+# ---- commands and code ----
+
+def test_command_outcomes(sess):
+    r = sess.cmd("echo out; echo err >&2; exit 3")
+    assert r["status"] == "error" and r["exitCode"] == 3 and r["success"] is False, r
+    assert r["stdout"] == "out\n" and r["stderr"] == "err\n", r
+    assert set(r) >= {"status", "success", "exitCode", "stdout", "stderr", "usage", "truncated", "meta"}, r
+    assert "files" not in r
+    r = sess.cmd("no-such-command-here")
+    assert r["exitCode"] == 127 and "not found" in r["stderr"], r
+    r = sess.cmd("kill -9 $$")
+    assert r["exitCode"] == 137 and r["status"] == "crash", r
+    r = sess.cmd("echo partial; sleep 20", timeout=0.5)
+    assert r["status"] == "timeout" and r["exitCode"] == 124 and r["stdout"] == "partial\n", r
+    assert r["usage"]["wallMs"] < 5000, r
+    r = sess.code("x", "cobol")
+    assert r["exitCode"] == 127 and "Language interpreter not found: cobol" in r["stderr"], r
+    assert ok(sess.cmd("echo still here")) == "still here\n"
+
+
+def test_command_env_stdin_args(sess):
+    out = ok(sess.cmd('echo "$FOO|$BAR"; cat', env={"FOO": "foo value", "BAR": "ü"}, stdin="line1\nline2\n"))
+    assert out == "foo value|ü\nline1\nline2\n", out
+    out = ok(sess.code("import sys\nprint(sys.argv[1:], sys.stdin.read())", "python", args=["a b", "c"],
+                       stdin="in"))
+    assert out == "['a b', 'c'] in\n", out
+    # env is per command
+    assert ok(sess.cmd('echo "[$FOO]"')) == "[]\n"
+
+
+def test_command_cwd(sess):
+    assert sess.put("sub/dir/f.txt", "x").status == 204
+    assert ok(sess.cmd("pwd", cwd="sub/dir")) == "/workspace/sub/dir\n"
+    assert ok(sess.cmd("pwd", cwd="./sub/../sub")) == "/workspace/sub\n"
+    assert ok(sess.cmd("pwd", cwd="/tmp")) == "/tmp\n"
+    assert ok(sess.cmd("pwd", cwd="/")) == "/\n"
+    assert ok(sess.cmd("pwd")) == "/workspace\n"
+    for cwd in ("missing", "/no/such/dir", "sub/dir/f.txt"):
+        r = sess.req("POST", "/commands", {"command": "pwd", "cwd": cwd})
+        assert r.status == 400, r
+        assert r.json()["error"]["message"].startswith("cwd"), r
+    r = sess.req("POST", "/commands", {"command": "pwd", "cwd": 5})
+    assert r.status == 400 and "cwd" in r.json()["error"]["message"], r
+
+
+@pytest.mark.parametrize("body, field", [
+    (b"{bad", "request"),
+    (b"[]", None),
+    (b'{"command": 5}', "command"),
+    (b'{"command": "true", "env": []}', "env"),
+    (b'{"command": "true", "env": {"A": 1}}', "env"),
+    (b'{"command": "true", "timeout": "1"}', "timeout"),
+    (b'{"command": "true", "timeout": -1}', "timeout"),
+    (b'{"command": "true", "stdin": 5}', "stdin"),
+    (b'{"command": "true", "args": "x"}', "args"),
+    (b'{"command": "true", "bogus": 1}', "bogus"),
+    (b'{"command": "true", "files": {"a": "b"}}', "files"),
+    (b'{"command": "true", "limits": {"memoryBytes": 100000000}}', "limits"),
+    (b'{"command": "true", "permissions": {}}', "permissions"),
+    (b'{"command": "true", "mount": {}}', "mount"),
+    (b'{"cwd": "/tmp"}', "command"),
+])
+def test_command_refused(sess, body, field):
+    r = sess.req("POST", "/commands", body, headers={"Content-Type": "application/json"})
+    assert r.status == 400, r
+    doc = r.json()
+    msg = doc["error"]["message"]
+    assert doc["error"]["type"] in ("InvalidRequest",), doc
+    if field:
+        assert msg.startswith(field) or f"{field}:" in msg, (field, msg)
+
+
+def test_code_route_refusals(sess):
+    r = sess.req("POST", "/code", {"command": "true"})
+    assert r.status == 400 and r.json()["error"]["message"].startswith("code"), r
+    r = sess.req("POST", "/code", {"code": "print(1)", "language": "python", "files": {"a": "b"}})
+    assert r.status == 400 and r.json()["error"]["message"].startswith("files"), r
+    r = sess.req("POST", "/code", {"code": "print(1)"})
+    assert r.status == 400 and "language" in r.json()["error"]["message"], r
+    r = sess.req("POST", "/commands", b"{}", headers={"Content-Type": "text/plain"})
+    assert r.status == 400 and "Content-Type" in r.json()["error"]["message"], r
+    r = sess.req("POST", "/commands")
+    assert r.status == 400 and "body" in r.json()["error"]["message"], r
+
+
+# Each program reads shared.txt (written by the file API), prints it, and writes out.txt.
+PROGRAMS = {
+    "python": "import sys\nd = open('shared.txt').read()\nprint('py:' + d)\nopen('out_python.txt', 'w').write(d + '!')\n",
+    "javascript": "const fs = require('fs');\nconst d = fs.readFileSync('shared.txt', 'utf8');\n"
+                  "console.log('js:' + d);\nfs.writeFileSync('out_javascript.txt', d + '!');\n",
+    "ruby": "d = File.read('shared.txt')\nputs 'rb:' + d\nFile.write('out_ruby.txt', d + '!')\n",
+    "php": "<?php\n$d = file_get_contents('shared.txt');\necho 'php:' . $d . \"\\n\";\n"
+           "file_put_contents('out_php.txt', $d . '!');\n",
+    "sh": "d=$(cat shared.txt)\necho \"sh:$d\"\nprintf '%s!' \"$d\" > out_sh.txt\n",
+    "bash": "d=$(<shared.txt)\necho \"bash:${d}\"\nprintf '%s!' \"$d\" > out_bash.txt\n",
+    "c": "#include <stdio.h>\nint main(void) {\n  char b[64] = {0};\n  FILE *f = fopen(\"shared.txt\", \"r\");\n"
+         "  if (!f || !fgets(b, sizeof b, f)) return 2;\n  fclose(f);\n  printf(\"c:%s\\n\", b);\n"
+         "  f = fopen(\"out_c.txt\", \"w\");\n  fprintf(f, \"%s!\", b);\n  return fclose(f) != 0;\n}\n",
+    "cpp": "#include <fstream>\n#include <iostream>\n#include <string>\nint main() {\n  std::ifstream in(\"shared.txt\");\n"
+           "  std::string d;\n  std::getline(in, d);\n  std::cout << \"cpp:\" << d << std::endl;\n"
+           "  std::ofstream(\"out_cpp.txt\") << d << '!';\n  return 0;\n}\n",
+}
+PREFIX = {"python": "py", "javascript": "js", "ruby": "rb", "php": "php", "sh": "sh", "bash": "bash", "c": "c",
+          "cpp": "cpp"}
+RUNTIMES = {"python": "python3", "javascript": "node", "ruby": "ruby", "php": "php", "sh": "sh", "bash": "bash",
+            "c": "gcc", "cpp": "g++"}
+
+
+@pytest.fixture(scope="module")
+def lang_session(server):
+    s = Session(server)
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("language", list(PROGRAMS))
+def test_code_in_every_language_shares_files(lang_session, language):
+    s = lang_session
+    if not shutil.which(RUNTIMES[language]) and not (language in ("c", "cpp") and shutil.which("cc")):
+        pytest.skip(f"{language}: runtime {RUNTIMES[language]} not installed")
+    assert s.put("shared.txt", "data-" + language).status == 204
+    r = s.code(PROGRAMS[language], language, timeout=60)
+    assert r["status"] == "success", r
+    assert r["stdout"] == f"{PREFIX[language]}:data-{language}\n", r
+    if language in ("c", "cpp"):
+        assert r["compile"]["exitCode"] == 0, r
+    got = s.get(f"out_{language}.txt")
+    assert got.status == 200 and got.body == f"data-{language}!".encode(), got
+    # and a later command sees it, the code's scratch directory gone
+    assert ok(s.cmd(f"cat out_{language}.txt")) == f"data-{language}!"
+    assert ok(s.cmd("ls -A /tmp/.fnbox-run 2>/dev/null | wc -l")).strip() == "0"
+
+
+def test_c_compile_error_is_reported(sess):
+    r = sess.code("int main(void) { return nope; }\n", "c", timeout=60)
+    assert r["status"] == "error" and r["exitCode"] != 0, r
+    assert r["compile"]["exitCode"] != 0 and "nope" in r["compile"]["output"], r
+
+
+def test_files_persist_between_commands_and_code(sess):
+    ok(sess.cmd("echo from-command > a.txt; mkdir -p d; echo x > d/x"))
+    assert ok(sess.code("print(open('a.txt').read().strip())", "python")) == "from-command\n"
+    ok(sess.code("open('b.txt', 'w').write('from-code')", "python"))
+    assert ok(sess.cmd("cat b.txt")) == "from-code"
+    assert sess.get("b.txt").body == b"from-code"
+    ok(sess.cmd("echo tmp > /tmp/t"))
+    assert sess.get("/tmp/t").body == b"tmp\n"
+
+
+# ---- files ----
+
+def test_binary_round_trip(sess):
+    data = bytes(range(256))
+    assert sess.put("bin/all.bytes", data).status == 204
+    r = sess.get("bin/all.bytes")
+    assert r.status == 200 and r.body == data and r.header("Content-Type") == "application/octet-stream"
+    out = ok(sess.cmd("od -An -v -tx1 bin/all.bytes | tr -d ' \\n'"))
+    assert out == data.hex(), out
+    # and what a command writes comes back byte for byte
+    ok(sess.code("import sys\nsys.stdout.buffer.write(b'')\nopen('rev.bytes','wb').write(bytes(range(255,-1,-1)))",
+                 "python"))
+    assert sess.get("rev.bytes").body == bytes(range(255, -1, -1))
+    assert sess.put("empty", b"").status == 204
+    r = sess.get("empty")
+    assert r.status == 200 and r.body == b""
+    big = os.urandom(3 << 20)
+    assert sess.put("big.bin", big).status == 204
+    assert sess.get("big.bin").body == big
+    assert ok(sess.cmd("wc -c < big.bin")).strip() == str(len(big))
+
+
+NAMES = ["with space", "new\nline", "tab\tname", "quo\"te'", "ünïcødé-✓-名前", "back\\slash", "-dash", "*star?",
+         "$(touch pwned)", "%2e%2e", ".hidden", "x" * 255]
+
+
+def test_hostile_and_unicode_names(sess):
+    for i, name in enumerate(NAMES):
+        r = sess.put("names/" + name, f"v{i}")
+        assert r.status == 204, (name, r)
+        assert sess.get("names/" + name).body == f"v{i}".encode(), name
+    listed = sess.ls("names").json()
+    assert [e["name"] for e in listed] == sorted(NAMES, key=lambda n: n.encode()), listed
+    # a command sees the same names
+    out = ok(sess.code("import os\nfor n in sorted(os.listdir('names')):\n    print(repr(n))", "python"))
+    assert out == "".join(repr(n) + "\n" for n in sorted(NAMES)), out
+    assert sess.get("pwned").status == 404 and sess.get("names/pwned").status == 404
+    for i, name in enumerate(NAMES):
+        assert sess.rm("names/" + name).status == 204, name
+    assert sess.ls("names").json() == []
+
+
+def test_dot_dot_stays_in_the_sandbox(sess):
+    # ".." is lexical and stops at the sandbox's root: it names the sandbox's own files
+    assert sess.put("../../../../tmp/up.txt", "up").status == 204
+    assert ok(sess.cmd("cat /tmp/up.txt")) == "up"
+    assert sess.get("a/../../tmp/up.txt").body == b"up"
+    assert sess.get("/../../../tmp/up.txt").body == b"up"
+    assert not os.path.exists("/tmp/up.txt") or open("/tmp/up.txt", "rb").read() != b"up"
+
+
+@pytest.mark.parametrize("path, status", [
+    ("", 400), ("x" * 256, 400), ("d/" + "y" * 300 + "/f", 400), ("z/" * 2100, 400), ("/", 400), (".", 400),
+    ("..", 400), ("a\0b", 400),
+])
+def test_bad_paths(sess, path, status):
+    # (DELETE "." is not here: it removes the workdir when empty, as `rmdir /workspace` in the sandbox would)
+    for r in (sess.put(path, "x"), sess.get(path)) + ((sess.rm(path),) if path != "." else ()):
+        assert r.status == status, (path[:40], r)
+        assert r.json()["error"]["message"].startswith("path"), r
+
+
+def test_very_long_url_is_refused_not_500(sess):
+    for r in (sess.get("q" * 200000), sess.put("q" * 200000, "x")):
+        assert r.status in (400, 413, 414, 431), r
+    assert sess.req("GET").status == 200
+
+
+def test_missing_path_argument(sess):
+    for method, suffix in (("GET", "/files"), ("PUT", "/files"), ("DELETE", "/files"), ("GET", "/files/list")):
+        msg = error_of(sess.req(method, suffix, body=b"x" if method == "PUT" else None), 400, "InvalidRequest")
+        assert msg.startswith("path"), msg
+
+
+def test_write_creates_parents_and_replaces(sess):
+    assert sess.put("p/q/r/s.txt", "one").status == 204
+    assert sess.put("p/q/r/s.txt", "two").status == 204
+    assert sess.get("p/q/r/s.txt").body == b"two"
+    assert ok(sess.cmd("stat -c '%U %a' p p/q p/q/r p/q/r/s.txt")) == ("sandbox 755\n" * 3) + "sandbox 644\n"
+    # a file in the way of a parent, a directory in the way of the file
+    msg = error_of(sess.put("p/q/r/s.txt/under", "x"), 404)
+    assert msg.startswith("path")
+    r = sess.put("p/q", "x")
+    assert r.status == 400 and r.json()["error"]["message"].startswith("path"), r
+    # read-only system paths
+    for path in ("/etc/new", "/usr/bin/new", "/etc/passwd"):
+        error_of(sess.put(path, "x"), 403, "PermissionDenied")
+    error_of(sess.rm("/etc/passwd"), 403, "PermissionDenied")
+    assert b"sandbox" in sess.get("/etc/passwd").body
+
+
+def test_list_sorted_with_types_and_sizes(sess):
+    for name, data in (("b.txt", "bb"), ("a.txt", "a"), ("C", "ccc"), ("dir/x", "1234")):
+        assert sess.put("ls/" + name, data).status == 204
+    ok(sess.cmd("mkdir ls/empty && ln -s a.txt ls/link"))
+    r = sess.ls("ls")
+    assert r.status == 200 and r.header("Content-Type") == "application/json", r
+    assert r.json() == [{"name": "C", "isDir": False, "size": 3}, {"name": "a.txt", "isDir": False, "size": 1},
+                        {"name": "b.txt", "isDir": False, "size": 2}, {"name": "dir", "isDir": True, "size": 0},
+                        {"name": "empty", "isDir": True, "size": 0}, {"name": "link", "isDir": False, "size": 5}]
+    assert sess.ls("/workspace/ls/dir").json() == [{"name": "x", "isDir": False, "size": 4}]
+    assert sess.ls("ls/empty").json() == []
+    error_of(sess.ls("ls/missing"), 404, "NotFound")
+    error_of(sess.ls("ls/a.txt"), 404, "NotFound")
+    names = [e["name"] for e in sess.ls("/").json()]
+    assert {"workspace", "tmp", "etc", "usr"} <= set(names), names
+    error_of(sess.get("ls/dir"), 400, "InvalidRequest")
+    error_of(sess.get("ls/nothing"), 404, "NotFound")
+
+
+def test_remove_file_and_empty_dir(sess):
+    assert sess.put("rm/d/f", "x").status == 204
+    assert sess.put("rm/g", "y").status == 204
+    assert sess.rm("rm/g").status == 204
+    error_of(sess.get("rm/g"), 404)
+    error_of(sess.rm("rm/g"), 404)
+    msg = error_of(sess.rm("rm/d"), 400, "InvalidRequest")  # not empty
+    assert msg.startswith("path")
+    assert sess.rm("rm/d/f").status == 204
+    assert sess.rm("rm/d").status == 204
+    assert sess.ls("rm").json() == []
+    assert ok(sess.cmd("ls -A rm | wc -l")).strip() == "0"
+
+
+# ---- life: reaping, DELETE during a command, concurrency, SIGTERM ----
+
+def descendants(pid):
+    """Host pids of every process below pid (its sandboxes' inits and all they run)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_idle_timeout_reaps(server):
+    before = descendants(server.proc.pid)
+    s = Session(server, {"idleTimeout": 1})
+    assert ok(s.cmd("echo hi")) == "hi\n"
+    mine = descendants(server.proc.pid) - before
+    assert mine, "the session's init is not a child of the server"
+    t0 = time.monotonic()
+    wait_for(lambda: s.req("GET").status == 404, timeout=6, what="idle session reaped")
+    assert time.monotonic() - t0 >= 0.9
+    error_of(s.req("POST", "/commands", {"command": "true"}), 404)
+    wait_for(lambda: not [p for p in mine if alive(p)], timeout=5, what="the reaped session's processes gone")
+
+
+def test_idle_timeout_counts_from_last_use(server):
+    s = Session(server, {"idleTimeout": 1.5})
+    try:
+        for _ in range(4):  # ~3 s of use, each request well within the idle time
+            assert ok(s.cmd("sleep 0.6; echo x")) == "x\n"
+        assert s.req("GET").status == 200
+    finally:
+        s.close()
+
+
+def test_max_lifetime_reaps_even_a_busy_session(server):
+    s = Session(server, {"maxLifetime": 2, "idleTimeout": 60})
+    mark = marker()
+    t0 = time.monotonic()
+    r = s.req("POST", "/commands", {"command": f"cp /bin/sleep /tmp/{mark} && /tmp/{mark} 30", "timeout": 60})
+    took = time.monotonic() - t0
+    assert 1.5 < took < 8, (took, r)
+    # killed by the reaper: "terminated" (143), as a cancelled call, not an exit of its own
+    assert r.status == 200, r
+    res = r.json()
+    assert res["status"] == "terminated" and res["exitCode"] == 143, res
+    wait_for(lambda: s.req("GET").status == 404, timeout=5, what="session past maxLifetime reaped")
+    wait_for(lambda: not host_pids_matching(mark), timeout=5, what="the command's processes gone")
+
+
+def test_delete_while_a_command_runs(server):
+    s = Session(server)
+    mark = marker()
+    box = {}
+
+    def run():
+        box["t0"] = time.monotonic()
+        box["r"] = s.req("POST", "/commands", {"command": f"cp /bin/sleep /tmp/{mark} && /tmp/{mark} 60",
+                                               "timeout": 120})
+        box["t1"] = time.monotonic()
+
+    t = threading.Thread(target=run)
+    t.start()
+    wait_for(lambda: host_pids_matching(mark), timeout=10, what="the command started")
+    info = s.req("GET").json()
+    assert info["running"] == 1, info
+    t_del = time.monotonic()
+    assert s.close().status == 204
+    t.join(10)
+    assert not t.is_alive(), "the command's request did not come back after DELETE"
+    assert box["t1"] - t_del < 5, box
+    r = box["r"]
+    assert r.status == 200, r
+    res = r.json()
+    assert res["status"] == "terminated" and res["exitCode"] == 143 and res["success"] is False, res
+    wait_for(lambda: not host_pids_matching(mark), timeout=5, what="no process of the command left")
+    error_of(s.req("GET"), 404)
+
+
+def test_concurrent_commands_in_one_session(sess):
+    results = [None] * 4
+
+    def run(i):
+        results[i] = sess.cmd(f"sleep 1; echo {i} > c{i}.txt; echo done{i}")
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    took = time.monotonic() - t0
+    for i, r in enumerate(results):
+        assert r and ok(r) == f"done{i}\n", r
+    assert took < 3.5, f"4 commands of 1 s took {took:.1f} s: not concurrent"
+    assert [e["name"] for e in sess.ls(".").json() if e["name"].startswith("c")] == [f"c{i}.txt" for i in range(4)]
+    # concurrent file operations and commands too
+    errs = []
+
+    def files(i):
+        try:
+            for k in range(10):
+                assert sess.put(f"cf/{i}/{k}", f"{i}-{k}").status == 204
+                assert sess.get(f"cf/{i}/{k}").body == f"{i}-{k}".encode()
+        except AssertionError as e:
+            errs.append(e)
+
+    threads = [threading.Thread(target=files, args=(i,)) for i in range(4)]
+    threads.append(threading.Thread(target=lambda: sess.cmd("sleep 0.3")))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errs, errs
+    assert ok(sess.cmd("find cf -type f | wc -l")).strip() == "40"
+
+
+def test_sessions_are_separate(server):
+    a, b = Session(server), Session(server)
+    try:
+        assert a.put("only-a.txt", "a").status == 204
+        ok(a.cmd("echo a > /tmp/a-tmp"))
+        error_of(b.get("only-a.txt"), 404)
+        error_of(b.get("/tmp/a-tmp"), 404)
+        assert ok(b.cmd("ls -A /workspace; ls -A /tmp")) == ""
+    finally:
+        a.close()
+        b.close()
+
+
+def test_sigterm_with_open_sessions_leaves_nothing(token_file):
+    mark = marker()
+    srv = Server("--grace", "0.5", "--token-file", token_file)
+    box = {}
+    try:
+        a, b = Session(srv), Session(srv, token=OTHER)
+        assert a.put("f", "x").status == 204
+        ok(b.cmd("echo started"))
+
+        def run():
+            box["r"] = a.req("POST", "/commands", {"command": f"cp /bin/sleep /tmp/{mark}; /tmp/{mark} 60 & "
+                                                              f"/tmp/{mark} 61", "timeout": 120})
+
+        t = threading.Thread(target=run)
+        t.start()
+        wait_for(lambda: len(host_pids_matching(mark)) >= 3, timeout=10, what="the command started")
+        pids = descendants(srv.proc.pid)
+        # two sessions' inits, the command's init, its shell and two sleeps
+        assert len(pids) >= 6 and {p for p, _ in host_pids_matching(mark)} <= pids, pids
+        t0 = time.monotonic()
+        srv.signal(signal.SIGTERM)
+        assert srv.wait(30) == 0, srv.log_text()[-2000:]
+        assert time.monotonic() - t0 < 10
+        t.join(10)
+        assert not t.is_alive()
+        # cancelled after the grace period: its answer still went out
+        assert box["r"].status == 200, box["r"]
+        assert box["r"].json()["status"] == "terminated", box["r"]
+        assert any(line.get("event") == "sessions closed" and line.get("count") == 2 for line in srv.lines()), \
+            srv.log_text()[-2000:]
+    finally:
+        if srv.exit_code is None:
+            srv.stop()
+    wait_for(lambda: not [p for p in pids if alive(p)], timeout=5, what="every session process gone")
+    assert not host_pids_matching(mark), host_pids_matching(mark)
+    assert not cgroups_of(srv.proc.pid), cgroups_of(srv.proc.pid)
+
+
+def test_metrics_count_sessions(server):
+    before = server.request("GET", "/metrics", token=TOKEN)
+    assert before.status == 200
+    s = Session(server)
+    text = server.request("GET", "/metrics", token=TOKEN).body.decode()
+    s.close()
+    assert "session" in text, text[:2000]
