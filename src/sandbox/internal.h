@@ -48,6 +48,9 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
  * parents when missing, as the sandbox user), or the workdir. */
 int fb_rootfs_enter_cwd(const fb_sandbox_spec *spec, fb_error *err);
 int fb_rootfs_seal_proc(fb_error *err);
+/* [child, a spawned program's init] A mount namespace of its own (a copy of the sandbox's: the same files)
+ * with a fresh /proc of its own PID namespace, so that /proc/self, ps and the like work in the program. */
+int fb_rootfs_fresh_proc(fb_error *err);
 
 /* netns.c: the call's network namespace, from inside (docs/internals/network.md). */
 extern const char fb_netns_hosts[];  /* /etc/hosts (rootfs.c writes it): the names that live on lo */

@@ -5,6 +5,7 @@
  * allocation. */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -349,6 +350,21 @@ static int seal_system_entries(fb_error *err)
             return -1;
     }
     return 0;
+}
+
+int fb_rootfs_fresh_proc(fb_error *err)
+{
+    if (fb_defence_disabled("pidns"))
+        return 0;
+    if (unshare(CLONE_NEWNS) < 0)
+        return FAIL("unshare(CLONE_NEWNS) for the program's /proc");
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return FAIL("make the program's mounts private");
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        return FAIL("mount the program's /proc");
+    if (fb_defence_disabled("rootfs"))
+        return 0;
+    return bind_ro("/proc/sys", "/proc/sys", err);
 }
 
 /* /proc is sealed by the program itself, once it has written its own user namespace's maps there

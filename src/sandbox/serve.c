@@ -155,6 +155,9 @@ static __attribute__((noreturn)) void command_init(const fb_child_ctx *sandbox, 
     char go = 0;
     if (send(c.sync_fd, "c", 1, MSG_NOSIGNAL) != 1 || read(c.sync_fd, &go, 1) != 1 || go != 'g')
         _exit(126);
+    fb_error err = {0};
+    if (fb_rootfs_fresh_proc(&err) < 0)
+        fb_child_fail(c.report_w, &err);
     fb_init_run_program(&c);
 }
 

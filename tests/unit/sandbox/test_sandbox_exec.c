@@ -83,6 +83,11 @@ static void test_signal_and_stdin(void **state)
     fb_error err = {0};
     assert_int_equal(fb_sandbox_create(&spec, &sb, &err), 0);
     run r;
+    /* Its own /proc: /proc/self is the shell (as $$ names it), and PID 1 is its namespace's small init. */
+    sh(sb, "read pid rest < /proc/self/stat; [ \"$pid\" = \"$$\" ] && echo same; ls /proc | grep -c '^[0-9]'", 10, -1,
+       &r);
+    assert_string_equal(out_text(&r), "same\n4\n"); /* init, the shell, ls, grep */
+    fb_sandbox_outcome_free(&r.out);
     sh(sb, "kill -9 $$", 10, -1, &r); /* the shell is not its namespace's PID 1: SIGKILL kills it */
     assert_int_equal(r.rc, 0);
     assert_false(r.out.exited);
