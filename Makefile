@@ -112,6 +112,7 @@ bench: all bench-overhead
 	bench/bench_mount.py
 	bench/bench_large.py
 	bench/bench_serve.py
+	bench/bench_session.py
 
 clean:
 	rm -rf build build-asan
