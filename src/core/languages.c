@@ -16,6 +16,7 @@
 
 #include "core/command.h"
 #include "fnbox.h"
+#include "util/json.h"
 #include "lang/lang.h"
 
 static json_t *language_json(const fb_lang_driver *d)
@@ -39,13 +40,7 @@ FNBOX_API int fnbox_languages(char **json, size_t *json_len)
             json_decref(list);
             list = NULL;
         }
-    *json = list ? json_dumps(list, JSON_COMPACT) : NULL;
-    json_decref(list);
-    if (!*json)
-        return -1;
-    if (json_len)
-        *json_len = strlen(*json);
-    return 0;
+    return fb_json_dump_out(list, json, json_len);
 }
 
 /* ---- fnbox_execute_languages: core/command.c's languages with the runtime's own version ---- */
@@ -175,11 +170,5 @@ FNBOX_API int fnbox_execute_languages(char **json, size_t *json_len)
             json_decref(list);
             list = NULL;
         }
-    *json = list ? json_dumps(list, JSON_COMPACT) : NULL;
-    json_decref(list);
-    if (!*json)
-        return -1;
-    if (json_len)
-        *json_len = strlen(*json);
-    return 0;
+    return fb_json_dump_out(list, json, json_len);
 }

@@ -230,13 +230,7 @@ FNBOX_API int fnbox_session_info(fnbox_session *s, char **json, size_t *json_len
                             iso_time(used), "expiresAt", iso_time(expires), "running", (json_int_t)running,
                             "idleTimeout", s->opt.idle_timeout_s, "maxLifetime", s->opt.max_lifetime_s, "workdir",
                             s->opt.workdir);
-    *json = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-    json_decref(doc);
-    if (!*json)
-        return -1;
-    if (json_len)
-        *json_len = strlen(*json);
-    return 0;
+    return fb_json_dump_out(doc, json, json_len);
 }
 
 /* ---- files ---- */
@@ -254,11 +248,8 @@ static int list_json(fb_inroot_entry *e, size_t n, char **json, size_t *json_len
             arr = NULL;
         }
     }
-    *json = arr ? json_dumps(arr, JSON_COMPACT) : NULL;
-    json_decref(arr);
-    if (!*json)
+    if (fb_json_dump_out(arr, json, json_len) < 0)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "listing");
-    *json_len = strlen(*json);
     return 0;
 }
 

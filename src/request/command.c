@@ -273,16 +273,6 @@ static int parse_files(json_t *v, fb_command *c, fb_error *err)
     return 0;
 }
 
-/* As a call's, but childProcess is allowed unless the request says otherwise: a command is a shell, which
- * runs other programs by nature. */
-static int parse_permissions(json_t *v, fb_command *c, fb_error *err)
-{
-    if (fb_request_permissions_parse(v, "permissions", &c->permissions, err) < 0)
-        return -1;
-    if (!json_is_object(v) || !json_object_get(v, "childProcess"))
-        c->permissions.exec_any = true;
-    return 0;
-}
 
 int fb_command_decode(json_t *obj, const char *const *extra, fb_command *out, fb_error *err)
 {
@@ -299,7 +289,7 @@ int fb_command_decode(json_t *obj, const char *const *extra, fb_command *out, fb
         fb_request_timeout_parse(json_object_get(obj, "timeout"), &out->timeout_s, err) < 0 ||
         parse_files(json_object_get(obj, "files"), out, err) < 0 ||
         fb_request_limits_parse(json_object_get(obj, "limits"), "limits", out->timeout_s, &out->limits, err) < 0 ||
-        parse_permissions(json_object_get(obj, "permissions"), out, err) < 0)
+        fb_request_shell_permissions_parse(json_object_get(obj, "permissions"), "permissions", &out->permissions, err) < 0)
         goto fail;
     return 0;
 fail:

@@ -318,6 +318,15 @@ int fb_request_permissions_parse(const json_t *v, const char *name, fb_permissio
     return fb_permissions_resolve(out, field, search, "/usr/", err);
 }
 
+int fb_request_shell_permissions_parse(const json_t *v, const char *name, fb_permissions *out, fb_error *err)
+{
+    if (fb_request_permissions_parse(v, name, out, err) < 0)
+        return -1;
+    if (!json_is_object(v) || !json_object_get(v, "childProcess"))
+        out->exec_any = true;
+    return 0;
+}
+
 /* allowAllFs: a mount without its own `permissions` allows every operation by default. */
 static int parse_mount(json_t *v, const char *name, fb_request *r, fb_error *err)
 {

@@ -52,6 +52,9 @@ int fb_request_timeout_parse(const json_t *v, double *out, fb_error *err);
 int fb_request_limits_parse(const json_t *v, const char *name, double timeout_s, fb_call_limits *out, fb_error *err);
 /* `workdir`: an absolute, normalised directory outside the system's (NULL or null: /workspace). */
 int fb_request_workdir_parse(const json_t *v, const char **out, fb_error *err);
+/* `permissions` of a shell (an execute request, a session): as a call's, but childProcess is allowed
+ * unless v says otherwise, since a shell runs other programs by nature. */
+int fb_request_shell_permissions_parse(const json_t *v, const char *name, fb_permissions *out, fb_error *err);
 int fb_request_permissions_parse(const json_t *v, const char *name, fb_permissions *out, fb_error *err);
 
 #endif

@@ -48,15 +48,6 @@ static int parse_seconds(json_t *obj, const char *name, double dflt, double *out
     return 0;
 }
 
-/* As a call's, but childProcess is allowed unless the options say otherwise: a session is a shell. */
-static int parse_permissions(json_t *v, fb_session_options *o, fb_error *err)
-{
-    if (fb_request_permissions_parse(v, "permissions", &o->permissions, err) < 0)
-        return -1;
-    if (!json_is_object(v) || !json_object_get(v, "childProcess"))
-        o->permissions.exec_any = true;
-    return 0;
-}
 
 static int decode(json_t *root, fb_session_options *o, fb_error *err)
 {
@@ -69,7 +60,7 @@ static int decode(json_t *root, fb_session_options *o, fb_error *err)
         return BAD("mount: not supported for sessions yet (use a function call's mount, or write files "
                    "with the session's file operations)");
     if (fb_request_workdir_parse(json_object_get(root, "workdir"), &o->workdir, err) < 0 ||
-        parse_permissions(json_object_get(root, "permissions"), o, err) < 0 ||
+        fb_request_shell_permissions_parse(json_object_get(root, "permissions"), "permissions", &o->permissions, err) < 0 ||
         fb_request_limits_parse(json_object_get(root, "limits"), "limits", FB_SESSION_CPU_SECONDS, &o->limits, err) < 0 ||
         parse_seconds(root, "idleTimeout", FB_SESSION_DEFAULT_IDLE_S, &o->idle_timeout_s, err) < 0 ||
         parse_seconds(root, "maxLifetime", FB_SESSION_DEFAULT_LIFETIME_S, &o->max_lifetime_s, err) < 0)

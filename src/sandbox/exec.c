@@ -86,28 +86,6 @@ static int encode(const fb_sandbox_program *prog, fb_buf *msg, fb_error *err)
     return 0;
 }
 
-static int send_request(int ctl, const fb_buf *msg, const int *fds, size_t nfds, fb_error *err)
-{
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * FB_SPAWN_FDS)];
-    } ctl_buf;
-    memset(&ctl_buf, 0, sizeof ctl_buf);
-    struct iovec iov = {.iov_base = msg->data, .iov_len = msg->len};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl_buf.buf,
-                       .msg_controllen = CMSG_SPACE(sizeof(int) * nfds)};
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-    memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-    ssize_t n;
-    while ((n = sendmsg(ctl, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-        ;
-    if (n != (ssize_t)msg->len)
-        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno ? errno : EIO, "sending a spawn request to the sandbox");
-    return 0;
-}
 
 /* The command init's "c", with its pid in our namespace (its credentials). 0 when it never came. */
 static pid_t await_command_init(int sock)
@@ -116,24 +94,9 @@ static pid_t await_command_init(int sock)
     int n;
     while ((n = poll(&p, 1, HANDSHAKE_TIMEOUT_MS)) < 0 && errno == EINTR)
         ;
-    if (n <= 0)
-        return 0;
-    char byte = 0;
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(struct ucred))];
-    } ctl;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
-    if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1 || byte != 'c')
-        return 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
-            struct ucred cred;
-            memcpy(&cred, CMSG_DATA(c), sizeof cred);
-            return cred.pid;
-        }
-    return 0;
+    char tag = 0;
+    pid_t pid = n > 0 ? fb_sock_recv_pid(sock, &tag) : 0;
+    return pid > 0 && tag == 'c' ? pid : 0;
 }
 
 /* Sends the request and takes hold of the command init it starts (f->pidfd). */
@@ -149,7 +112,9 @@ static int launch(fb_sandbox *sb, const fb_sandbox_program *prog, exec_fds *f, p
     if (prog->result_bytes)
         fds[nfds++] = f->result;
     if (rc == 0)
-        rc = send_request(sb->f.ctl[1], &msg, fds, nfds, err);
+        rc = fb_sock_send_fds(sb->f.ctl[1], msg.data, msg.len, fds, nfds, err);
+    if (rc < 0)
+        fb_wrap_error(err, "sending a spawn request to the sandbox");
     fb_buf_free(&msg);
     fb_close(&f->out[1]); /* the command init's now */
     fb_close(&f->err[1]);

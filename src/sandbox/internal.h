@@ -178,6 +178,13 @@ __attribute__((noreturn)) void fb_init_run_program(const fb_child_ctx *c);
  * c->ctl_fd until the parent closes it, then exit (the kernel kills what is left). */
 __attribute__((noreturn)) void fb_init_serve(fb_child_ctx *c);
 
+/* sockmsg.c */
+/* Sends len bytes with n descriptors (SCM_RIGHTS) in one message. */
+int fb_sock_send_fds(int sock, const void *data, size_t len, const int *fds, size_t n, fb_error *err);
+/* Receives a one-byte message (into *tag, if given) and the sender's pid from its credentials (as seen from
+ * our PID namespace): the pid, 0 at EOF, -1 on error or when no credentials came. */
+pid_t fb_sock_recv_pid(int sock, char *tag);
+
 /* supervise.c */
 typedef struct fb_supervise_io {
     pid_t init_pid;

@@ -216,27 +216,6 @@ static int open_fuse_devices(const fb_sandbox_spec *spec, int *fds, fb_error *er
 
 #define MAX_PASSED_FDS (FB_SANDBOX_MAX_FUSE + 1 + FB_SANDBOX_MAX_SCRATCH) /* FUSE, proxy, scratch roots */
 
-/* Hands the FUSE connections, the proxy's socket and the scratch roots to the parent in one message
- * ('f' + SCM_RIGHTS), in that order. */
-static int send_fds(int sock, const int *fds, size_t n, fb_error *err)
-{
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * MAX_PASSED_FDS)];
-    } ctl;
-    memset(&ctl, 0, sizeof ctl);
-    struct iovec iov = {.iov_base = "f", .iov_len = 1};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                         .msg_controllen = CMSG_SPACE(sizeof(int) * n)};
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-    memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-    if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1)
-        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "handing mounts to the supervisor");
-    return 0;
-}
 
 /* Builds the root, passes the mounts' connections, the proxy's socket and the scratch roots out, enters
  * the workdir. */
@@ -251,8 +230,9 @@ static int prepare_root(const fb_child_ctx *c, fb_error *err)
         return -1;
     memcpy(fds, c->fuse_fds, sizeof(int) * spec->nfuse);
     size_t n = spec->nfuse + nproxy + nscratch;
-    if (n > 0 && send_fds(c->sync_fd, fds, n, err) < 0)
-        return -1;
+    /* One message 'f' with the FUSE connections, the proxy's socket and the scratch roots, in that order. */
+    if (n > 0 && fb_sock_send_fds(c->sync_fd, "f", 1, fds, n, err) < 0)
+        return fb_wrap_error(err, "handing mounts to the supervisor");
     for (size_t i = 0; i < n; i++)
         close(fds[i]);
     /* A FUSE root starts with owner 0, which has no mapping in our namespace, and the kernel refuses

@@ -55,33 +55,10 @@ static int drain(const fb_supervise_io *io, int stream, int fd, fb_buf *buf)
     return 0;
 }
 
-/* The program's "started" message carries its credentials; the kernel gives us its pid as seen from
- * our own PID namespace, which is what cgroup.procs wants. Returns the pid, 0 at EOF, -1 on error. */
-static pid_t recv_started(int fd)
-{
-    char byte;
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(struct ucred))];
-    } ctl;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
-    ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-    if (n <= 0)
-        return n == 0 ? 0 : -1;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
-            struct ucred cred;
-            memcpy(&cred, CMSG_DATA(c), sizeof cred);
-            return cred.pid;
-        }
-    }
-    return -1;
-}
 
 static int on_started(const fb_supervise_io *io, sv_state *st, fb_error *err)
 {
-    pid_t program = recv_started(io->started_fd);
+    pid_t program = fb_sock_recv_pid(io->started_fd, NULL); /* its pid as cgroup.procs wants it */
     st->pfd[SV_STARTED].fd = -1;
     if (program <= 0) /* the program died before starting: its failure is on the report pipe */
         return 0;

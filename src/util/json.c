@@ -260,3 +260,14 @@ const char *fb_json_type_name(const json_t *v)
     default: return "null";
     }
 }
+
+int fb_json_dump_out(json_t *v, char **out, size_t *len)
+{
+    *out = v ? json_dumps(v, JSON_COMPACT) : NULL;
+    json_decref(v);
+    if (!*out)
+        return -1;
+    if (len)
+        *len = strlen(*out);
+    return 0;
+}
