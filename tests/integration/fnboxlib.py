@@ -267,3 +267,8 @@ def lang_fixture(request):
 def all_langs_fixture(request):
     """Runs the test once per interpreted language (tests/integration imports this one as `lang`)."""
     return request.param
+
+
+def joined(events, name):
+    """The data of the NDJSON stream events of one type ("stdout" or "stderr"), joined in order."""
+    return "".join(e["data"] for e in events if e["type"] == name)

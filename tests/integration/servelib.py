@@ -217,3 +217,11 @@ def wait_for(predicate, timeout=10, what="condition"):
             return
         time.sleep(0.02)
     pytest.fail(f"{what} not reached within {timeout}s")
+
+
+def metric(srv, name):
+    """The value of one metric line (name with its labels) from srv's GET /metrics; 0 when absent."""
+    for line in srv.request("GET", "/metrics").body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return 0.0

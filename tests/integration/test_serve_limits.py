@@ -11,16 +11,9 @@ import time
 import pytest
 
 from fnboxlib import host_pids_matching, marker, req
-from servelib import Server, assert_nothing_left, sleeper_request, wait_for
+from servelib import Server, assert_nothing_left, metric, sleeper_request, wait_for
 
 QUICK = req("python", "def f(x):\n    return x + 1\n", "f", [41])
-
-
-def metric(srv, name):
-    for line in srv.request("GET", "/metrics").body.decode().splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    return 0.0
 
 
 def in_background(fn, *args, **kw):

@@ -12,18 +12,11 @@ import time
 
 import pytest
 
-from fnboxlib import host_pids_matching, marker, req
-from servelib import TOKEN, Server, assert_nothing_left, sleeper_request, wait_for
+from fnboxlib import host_pids_matching, joined, marker, req
+from servelib import TOKEN, Server, assert_nothing_left, metric, sleeper_request, wait_for
 
 NDJSON = "application/x-ndjson"
 QUICK = req("python", "def f(x):\n    return x + 1\n", "f", [41])
-
-
-def metric(srv, name):
-    for line in srv.request("GET", "/metrics").body.decode().splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    return 0.0
 
 
 def open_stream(srv, request, accept=NDJSON, conn=None, timeout=60):
@@ -73,10 +66,6 @@ def stream_call(srv, request, accept=NDJSON):
         return r, read_lines(r)
     finally:
         c.close()
-
-
-def joined(events, name):
-    return "".join(e["data"] for e in events if e["type"] == name)
 
 
 PY_MIXED = r'''

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from fnboxlib import FNBOX, check_sanitizers, check_shape, req, require_binary, run_cli
+from fnboxlib import FNBOX, check_sanitizers, check_shape, joined, req, require_binary, run_cli
 
 
 def stream(request, timeout=60):
@@ -26,10 +26,6 @@ def stream(request, timeout=60):
     result = {k: v for k, v in last.items() if k != "type"}
     check_shape(result, proc.returncode)
     return events[:-1], result, proc.returncode
-
-
-def joined(events, name):
-    return "".join(e["data"] for e in events if e["type"] == name)
 
 
 PY_MIXED = r'''

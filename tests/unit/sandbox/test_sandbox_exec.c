@@ -33,6 +33,41 @@ static fb_sandbox_spec session_spec(void)
     return spec;
 }
 
+/* Each test gets a sandbox of its own (setup), destroyed after it (teardown). */
+typedef struct fixture {
+    fb_sandbox_spec spec;
+    fb_sandbox *sb;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    f->spec = session_spec();
+    fb_error err = {0};
+    if (fb_sandbox_create(&f->spec, &f->sb, &err) < 0) {
+        fprintf(stderr, "fb_sandbox_create: %s\n", err.message);
+        free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    fb_sandbox_destroy(f->sb);
+    free(f);
+    return 0;
+}
+
+static fb_sandbox *sandbox_of(void **state)
+{
+    return ((fixture *)*state)->sb;
+}
+
 typedef struct run {
     fb_sandbox_outcome out;
     int rc;
@@ -55,11 +90,7 @@ static const char *out_text(const run *r)
 
 static void test_files_persist_between_programs(void **state)
 {
-    (void)state;
-    fb_sandbox_spec spec = session_spec();
-    fb_sandbox *sb = NULL;
-    fb_error err = {0};
-    assert_int_equal(fb_sandbox_create(&spec, &sb, &err), 0);
+    fb_sandbox *sb = sandbox_of(state);
     run a, b;
     sh(sb, "echo kept > note.txt && pwd", 10, -1, &a);
     assert_int_equal(a.rc, 0);
@@ -72,16 +103,12 @@ static void test_files_persist_between_programs(void **state)
     assert_string_equal(out_text(&b), "kept\n");
     fb_sandbox_outcome_free(&a.out);
     fb_sandbox_outcome_free(&b.out);
-    fb_sandbox_destroy(sb);
 }
 
 static void test_signal_and_stdin(void **state)
 {
-    (void)state;
-    fb_sandbox_spec spec = session_spec();
-    fb_sandbox *sb = NULL;
+    fb_sandbox *sb = sandbox_of(state);
     fb_error err = {0};
-    assert_int_equal(fb_sandbox_create(&spec, &sb, &err), 0);
     run r;
     /* Its own /proc: /proc/self is the shell (as $$ names it), and PID 1 is its namespace's small init. */
     sh(sb, "read pid rest < /proc/self/stat; [ \"$pid\" = \"$$\" ] && echo same; ls /proc | grep -c '^[0-9]'", 10, -1,
@@ -100,17 +127,12 @@ static void test_signal_and_stdin(void **state)
     assert_int_equal(fb_sandbox_exec(sb, &prog, &r.out, &err), 0);
     assert_string_equal(out_text(&r), "HELLO\n");
     fb_sandbox_outcome_free(&r.out);
-    fb_sandbox_destroy(sb);
 }
 
 /* A background job does not outlive its program: the next program finds no trace of it. */
 static void test_background_job_dies_with_its_program(void **state)
 {
-    (void)state;
-    fb_sandbox_spec spec = session_spec();
-    fb_sandbox *sb = NULL;
-    fb_error err = {0};
-    assert_int_equal(fb_sandbox_create(&spec, &sb, &err), 0);
+    fb_sandbox *sb = sandbox_of(state);
     run a, b;
     sh(sb, "(sleep 1; echo late > /tmp/late) </dev/null >/dev/null 2>&1 & echo started", 10, -1, &a);
     assert_int_equal(a.rc, 0);
@@ -121,16 +143,11 @@ static void test_background_job_dies_with_its_program(void **state)
     assert_string_equal(out_text(&b), "absent\n");
     fb_sandbox_outcome_free(&a.out);
     fb_sandbox_outcome_free(&b.out);
-    fb_sandbox_destroy(sb);
 }
 
 static void test_deadline_kills_the_tree_and_keeps_output(void **state)
 {
-    (void)state;
-    fb_sandbox_spec spec = session_spec();
-    fb_sandbox *sb = NULL;
-    fb_error err = {0};
-    assert_int_equal(fb_sandbox_create(&spec, &sb, &err), 0);
+    fb_sandbox *sb = sandbox_of(state);
     run r;
     sh(sb, "echo before; sleep 30 & sleep 30; echo after", 0.5, -1, &r);
     assert_int_equal(r.rc, 0);
@@ -141,16 +158,11 @@ static void test_deadline_kills_the_tree_and_keeps_output(void **state)
     sh(sb, "echo still-alive", 10, -1, &r); /* the sandbox itself lives on */
     assert_string_equal(out_text(&r), "still-alive\n");
     fb_sandbox_outcome_free(&r.out);
-    fb_sandbox_destroy(sb);
 }
 
 static void test_cancel(void **state)
 {
-    (void)state;
-    fb_sandbox_spec spec = session_spec();
-    fb_sandbox *sb = NULL;
-    fb_error err = {0};
-    assert_int_equal(fb_sandbox_create(&spec, &sb, &err), 0);
+    fb_sandbox *sb = sandbox_of(state);
     int p[2];
     assert_int_equal(pipe(p), 0);
     assert_int_equal(write(p[1], "x", 1), 1); /* cancelled from the start */
@@ -162,7 +174,6 @@ static void test_cancel(void **state)
     fb_sandbox_outcome_free(&r.out);
     close(p[0]);
     close(p[1]);
-    fb_sandbox_destroy(sb);
 }
 
 typedef struct par {
@@ -181,11 +192,7 @@ static void *par_main(void *arg)
 /* Programs run at once in one sandbox, each with its own output. */
 static void test_concurrent_programs(void **state)
 {
-    (void)state;
-    fb_sandbox_spec spec = session_spec();
-    fb_sandbox *sb = NULL;
-    fb_error err = {0};
-    assert_int_equal(fb_sandbox_create(&spec, &sb, &err), 0);
+    fb_sandbox *sb = sandbox_of(state);
     enum { N = 6 };
     par ps[N];
     pthread_t t[N];
@@ -202,16 +209,12 @@ static void test_concurrent_programs(void **state)
         assert_string_equal(out_text(&ps[i].r), want);
         fb_sandbox_outcome_free(&ps[i].r.out);
     }
-    fb_sandbox_destroy(sb);
 }
 
 static void test_bad_program_is_an_error(void **state)
 {
-    (void)state;
-    fb_sandbox_spec spec = session_spec();
-    fb_sandbox *sb = NULL;
+    fb_sandbox *sb = sandbox_of(state);
     fb_error err = {0};
-    assert_int_equal(fb_sandbox_create(&spec, &sb, &err), 0);
     const char *argv[] = {"nope", NULL};
     fb_sandbox_program prog = {.exec_path = "/no/such/program", .argv = (char *const *)argv,
                                .envp = (char *const *)k_env, .timeout_s = 5, .output_bytes = 1024, .cancel_fd = -1};
@@ -224,19 +227,18 @@ static void test_bad_program_is_an_error(void **state)
     assert_int_equal(fb_sandbox_exec(sb, &prog, &out, &err), -1);
     assert_int_equal(err.kind, FB_ERR_INVALID_REQUEST);
     fb_sandbox_outcome_free(&out);
-    fb_sandbox_destroy(sb);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_files_persist_between_programs),
-        cmocka_unit_test(test_signal_and_stdin),
-        cmocka_unit_test(test_background_job_dies_with_its_program),
-        cmocka_unit_test(test_deadline_kills_the_tree_and_keeps_output),
-        cmocka_unit_test(test_cancel),
-        cmocka_unit_test(test_concurrent_programs),
-        cmocka_unit_test(test_bad_program_is_an_error),
+        cmocka_unit_test_setup_teardown(test_files_persist_between_programs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_signal_and_stdin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_background_job_dies_with_its_program, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deadline_kills_the_tree_and_keeps_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_programs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_program_is_an_error, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
