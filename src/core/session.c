@@ -282,6 +282,8 @@ static int do_file(fnbox_session *s, const char *path, size_t path_len, const fi
         fb_buf_free(&buf);
     } else if (a->op == F_WRITE) {
         rc = fb_inroot_write(&s->root, abs, a->data, a->len, err);
+    } else if (a->op == F_REMOVE && strcmp(abs, s->opt.workdir) == 0) {
+        rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, EBUSY, "path: '%s' is the session's workdir: not removed", abs);
     } else if (a->op == F_REMOVE) {
         rc = fb_inroot_remove(&s->root, abs, err);
     } else if (a->out) {

@@ -75,8 +75,10 @@ static int decode(fnbox_session *s, const char *request, size_t len, exec_state 
     if (!json_is_string(cwd))
         return 0;
     if (fb_inroot_normalize(s->opt.workdir, json_string_value(cwd), json_string_length(cwd), "cwd", &e->cwd, err) < 0 ||
-        fb_inroot_check_dir(&s->root, e->cwd, err) < 0)
+        fb_inroot_check_dir(&s->root, e->cwd, err) < 0) {
+        err->kind = FB_ERR_INVALID_REQUEST; /* missing or not enterable: the request's to fix either way */
         return fb_wrap_error(err, "cwd");
+    }
     return 0;
 }
 

@@ -516,6 +516,10 @@ def test_remove_file_and_empty_dir(sess):
     assert sess.rm("rm/d").status == 204
     assert sess.ls("rm").json() == []
     assert ok(sess.cmd("ls -A rm | wc -l")).strip() == "0"
+    for workdir in (".", "/workspace", "rm/.."):  # the workdir itself stays
+        assert error_of(sess.rm(workdir), 400, "InvalidRequest").startswith("path"), workdir
+    assert ok(sess.cmd("pwd")) == "/workspace\n"
+
 
 
 # ---- life: reaping, DELETE during a command, concurrency, SIGTERM ----
