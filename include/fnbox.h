@@ -183,6 +183,13 @@ FNBOX_API int fnbox_session_open(const char *options, size_t len, fnbox_session 
  * truncated, meta} as fnbox_execute's, without files. Returns as fnbox_execute. */
 FNBOX_API int fnbox_session_exec(fnbox_session *s, const char *request, size_t request_len,
                                  const fnbox_call_options *options, char **result, size_t *result_len);
+/* Runs one FunctionCallRequest in the session, in its files (the function sees what commands wrote, and
+ * what it writes stays): as fnbox_call, with the session's permissions and limits (a request's `files`,
+ * `mount`, `permissions`, `limits` and `workdir` are refused), its own timeout, stdout/stderr caps and
+ * result cap. *result is fnbox_call's ExecutionResult without `files`. Returns as fnbox_call
+ * (FNBOX_NOT_FOUND once the session is closed). */
+FNBOX_API int fnbox_session_call(fnbox_session *s, const char *request, size_t request_len,
+                                 const fnbox_call_options *options, char **result, size_t *result_len);
 /* The file at path (absolute, or relative to the workdir; path_len bytes): its bytes in *data (released
  * with fnbox_free; NUL-terminated for convenience, not counted in *data_len). At most 256 MiB. */
 FNBOX_API int fnbox_session_read(fnbox_session *s, const char *path, size_t path_len, char **data,

@@ -40,5 +40,12 @@ void fb_session_leave(fnbox_session *s);
 /* Renders err as {"error": {type, message}} into *error (when error is not NULL); returns its FNBOX_ code. */
 int fb_session_fail(const fb_error *err, char **error, size_t *error_len);
 double fb_session_clock_ms(clockid_t c);
+/* session_exec.c: what a run that brings files shares. A fresh directory for this run's files in the
+ * session's /tmp ("/tmp/.fnbox-run/<n>"), and its removal (best effort: what ran may have changed it; four
+ * levels down at most). */
+void fb_session_run_dir(fnbox_session *s, char *dir, size_t cap);
+void fb_session_remove_dir(fnbox_session *s, const char *dir);
+/* s with every `from` replaced by `to` (allocated), or NULL when it has none (or out of memory). */
+char *fb_session_replace_all(const char *s, const char *from, const char *to);
 
 #endif

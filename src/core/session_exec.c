@@ -83,7 +83,7 @@ static int decode(fnbox_session *s, const char *request, size_t len, exec_state 
 }
 
 /* s with every `from` replaced by `to` (allocated), or NULL when it has none. */
-static char *replace_all(const char *s, const char *from, const char *to)
+char *fb_session_replace_all(const char *s, const char *from, const char *to)
 {
     size_t flen = strlen(from), tlen = strlen(to), n = 0;
     for (const char *p = s; (p = strstr(p, from)) != NULL; p += flen)
@@ -112,10 +112,7 @@ static char *replace_all(const char *s, const char *from, const char *to)
 /* Writes the code into this run's directory and points the arguments at it. */
 static int place_code(fnbox_session *s, exec_state *e, fb_error *err)
 {
-    pthread_mutex_lock(&s->mu);
-    unsigned long n = ++s->seq;
-    pthread_mutex_unlock(&s->mu);
-    snprintf(e->dir, sizeof e->dir, CODE_DIR "/%lu", n);
+    fb_session_run_dir(s, e->dir, sizeof e->dir);
     char prefix[96], program[96], path[160];
     snprintf(prefix, sizeof prefix, "%s/main", e->dir);
     snprintf(program, sizeof program, "%s/prog", e->dir);
@@ -125,8 +122,8 @@ static int place_code(fnbox_session *s, exec_state *e, fb_error *err)
         return fb_wrap_error(err, "writing the code into the session");
     size_t owned = 0;
     for (size_t i = 0; e->prog.argv[i] && owned < sizeof e->argv_owned / sizeof *e->argv_owned; i++) {
-        char *a = replace_all(e->prog.argv[i], ONE_SHOT_CODE_PREFIX, prefix);
-        char *b = replace_all(a ? a : e->prog.argv[i], ONE_SHOT_PROGRAM, program);
+        char *a = fb_session_replace_all(e->prog.argv[i], ONE_SHOT_CODE_PREFIX, prefix);
+        char *b = fb_session_replace_all(a ? a : e->prog.argv[i], ONE_SHOT_PROGRAM, program);
         if (b) {
             free(a);
             a = b;
@@ -139,22 +136,37 @@ static int place_code(fnbox_session *s, exec_state *e, fb_error *err)
     return 0;
 }
 
-/* Removes this run's directory (best effort: the command may have changed it). */
-static void remove_code(fnbox_session *s, exec_state *e)
+void fb_session_run_dir(fnbox_session *s, char *dir, size_t cap)
 {
-    if (!e->dir[0])
-        return;
+    pthread_mutex_lock(&s->mu);
+    unsigned long n = ++s->seq;
+    pthread_mutex_unlock(&s->mu);
+    snprintf(dir, cap, CODE_DIR "/%lu", n);
+}
+
+/* Removes dir and what it holds, `depth` levels down at most. */
+static void remove_tree(fnbox_session *s, const char *dir, int depth)
+{
     fb_inroot_entry *ent = NULL;
     size_t n = 0;
     fb_error ignored = {0};
-    if (fb_inroot_list(&s->root, e->dir, 64, &ent, &n, &ignored) == 0)
+    if (depth > 0 && fb_inroot_list(&s->root, dir, 256, &ent, &n, &ignored) == 0)
         for (size_t i = 0; i < n; i++) {
             char path[512];
-            snprintf(path, sizeof path, "%s/%s", e->dir, ent[i].name);
-            (void)fb_inroot_remove(&s->root, path, &ignored);
+            snprintf(path, sizeof path, "%s/%s", dir, ent[i].name);
+            if (ent[i].is_dir)
+                remove_tree(s, path, depth - 1);
+            else
+                (void)fb_inroot_remove(&s->root, path, &ignored);
         }
     fb_inroot_entries_free(ent, n);
-    (void)fb_inroot_remove(&s->root, e->dir, &ignored);
+    (void)fb_inroot_remove(&s->root, dir, &ignored);
+}
+
+void fb_session_remove_dir(fnbox_session *s, const char *dir)
+{
+    if (dir[0])
+        remove_tree(s, dir, 4);
 }
 
 /* The session's environment, then the command's env. */
@@ -241,7 +253,7 @@ static int exec_in(fnbox_session *s, const char *request, size_t len, const fnbo
         *result = fb_result_render(&e.res, result_len);
         code = *result ? FNBOX_OK : FNBOX_NO_RESULT;
     }
-    remove_code(s, &e);
+    fb_session_remove_dir(s, e.dir);
     exec_state_free(&e);
     return code;
 }

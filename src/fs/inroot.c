@@ -88,6 +88,7 @@ typedef struct op {
     /* write */
     const void *data;
     size_t len;
+    mode_t mode;
     /* list */
     fb_inroot_entry *entries;
     size_t n;
@@ -296,7 +297,7 @@ static int do_write(op *o)
     if (fd < 0) {
         rc = fail_errno(o, errno, "writing");
     } else {
-        if (fchmod(fd, 0644) < 0 || write_whole(fd, o->data, o->len) < 0)
+        if (fchmod(fd, o->mode) < 0 || write_whole(fd, o->data, o->len) < 0)
             rc = fail_errno(o, errno, "writing");
         close(fd);
         if (rc == 0 && renameat(dir, tmp, dir, base) < 0)
@@ -395,12 +396,18 @@ int fb_inroot_read(const fb_inroot *r, const char *path, size_t max, fb_buf *out
     return run_op(&o, err);
 }
 
-int fb_inroot_write(const fb_inroot *r, const char *path, const void *data, size_t len, fb_error *err)
+int fb_inroot_write_mode(const fb_inroot *r, const char *path, const void *data, size_t len, mode_t mode,
+                         fb_error *err)
 {
     if (strcmp(path, "/") == 0)
         return fb_set_error(err, FB_ERR_INVALID_REQUEST, EISDIR, "path: '/' is a directory");
-    op o = {.r = r, .fn = do_write, .path = path, .data = data, .len = len};
+    op o = {.r = r, .fn = do_write, .path = path, .data = data, .len = len, .mode = mode & 0777};
     return run_op(&o, err);
+}
+
+int fb_inroot_write(const fb_inroot *r, const char *path, const void *data, size_t len, fb_error *err)
+{
+    return fb_inroot_write_mode(r, path, data, len, 0644, err);
 }
 
 int fb_inroot_remove(const fb_inroot *r, const char *path, fb_error *err)

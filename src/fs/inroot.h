@@ -46,6 +46,9 @@ int fb_inroot_read(const fb_inroot *r, const char *path, size_t max, fb_buf *out
 /* Writes data as the file at path (mode 0644), creating missing parent directories (0755). The file is
  * replaced whole, through a temporary name and rename, so no reader ever sees half of it. */
 int fb_inroot_write(const fb_inroot *r, const char *path, const void *data, size_t len, fb_error *err);
+/* The same with another mode (& 0777), e.g. 0755 for a program. */
+int fb_inroot_write_mode(const fb_inroot *r, const char *path, const void *data, size_t len, mode_t mode,
+                         fb_error *err);
 /* Removes the file (or empty directory) at path. FB_ERR_NOT_FOUND when there is none. */
 int fb_inroot_remove(const fb_inroot *r, const char *path, fb_error *err);
 /* Lists the directory at path, sorted by name, without "." and "..": *entries (allocated, *n of them) for

@@ -460,9 +460,10 @@ function find_function(string $name): callable
 
 function main(): int
 {
-    // fnbox points PHP_INI_SCAN_DIR at its copy of conf.d (src/lang/php_ini.c); a php the function starts
-    // reads the real one, and the function sees the environment it would see without fnbox.
-    if (\getenv('PHP_INI_SCAN_DIR') === '/.fnbox/php.d') {
+    // fnbox points PHP_INI_SCAN_DIR at its copy of conf.d (src/lang/php_ini.c: /.fnbox/php.d, or in a session
+    // the run's own directory); a php the function starts reads the real one, and the function sees the
+    // environment it would see without fnbox.
+    if (\preg_match('#^(/\.fnbox|/tmp/\.fnbox-run/[0-9]+)/php\.d$#', (string)\getenv('PHP_INI_SCAN_DIR'))) {
         \putenv('PHP_INI_SCAN_DIR');
         unset($_SERVER['PHP_INI_SCAN_DIR'], $_ENV['PHP_INI_SCAN_DIR']);
     }

@@ -66,7 +66,8 @@ static int encode(const fb_sandbox_program *prog, fb_buf *msg, fb_error *err)
         return fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "more than %d arguments or environment variables",
                             FB_SPAWN_MAX_ARGS);
     fb_spawn_hdr h = {.tag = 'x',
-                      .flags = (unsigned char)((prog->input ? FB_SPAWN_STDIN : 0) | (prog->result_bytes ? FB_SPAWN_RESULT : 0)),
+                      .flags = (unsigned char)((prog->input ? FB_SPAWN_STDIN : 0) | (prog->result_bytes ? FB_SPAWN_RESULT : 0) |
+                                               (prog->input_on_fd4 ? FB_SPAWN_INPUT4 : 0)),
                       .argc = (unsigned)argc,
                       .envc = (unsigned)envc};
     if (fb_buf_append(msg, &h, sizeof h) < 0 || fb_buf_append(msg, prog->exec_path, strlen(prog->exec_path) + 1) < 0 ||

@@ -160,6 +160,7 @@ typedef struct fb_spawn_hdr {
 } fb_spawn_hdr;
 #define FB_SPAWN_STDIN 1
 #define FB_SPAWN_RESULT 2 /* one more descriptor, after the others: the result channel, the program's fd 3 */
+#define FB_SPAWN_INPUT4 4 /* the stdin pipe goes to the program's fd 4 instead, and fd 0 is /dev/null */
 #define FB_SPAWN_MAX_ARGS 4096    /* argv and envp entries, each */
 #define FB_SPAWN_MAX_BYTES ((size_t)192 * 1024) /* the strings, in all: under a SOCK_SEQPACKET's default buffer */
 #define FB_SPAWN_FDS 6

@@ -156,6 +156,7 @@ typedef struct fb_sandbox_program {
     void (*on_output)(void *ctx, int stream, const char *data, size_t len); /* as fb_sandbox_spec's */
     void *output_ctx;
     size_t result_bytes;          /* > 0: fd 3 is a result channel, read into outcome.result (at most this) */
+    bool input_on_fd4;            /* the input goes to fd 4 (a harness's), stdin is /dev/null */
 } fb_sandbox_program;
 
 /* Builds the sandbox and leaves its init waiting for programs. -1 with FB_ERR_SANDBOX_SETUP or

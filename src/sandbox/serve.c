@@ -42,7 +42,7 @@ typedef struct spawn_req {
     const char *exec_path, *cwd;
     int fds[FB_SPAWN_FDS]; /* -1 where none came */
     size_t nfds;
-    bool stdin_pipe, result;
+    bool stdin_pipe, result, input4;
 } spawn_req;
 
 /* Points out[0..n) at the next n strings of [*p, end); false if they are not all there. */
@@ -79,6 +79,7 @@ static bool parse_request(size_t len, spawn_req *r)
     r->cwd = head[1][0] ? head[1] : NULL;
     r->stdin_pipe = (h.flags & FB_SPAWN_STDIN) != 0;
     r->result = (h.flags & FB_SPAWN_RESULT) != 0;
+    r->input4 = (h.flags & FB_SPAWN_INPUT4) != 0;
     return true;
 }
 
@@ -145,7 +146,7 @@ static __attribute__((noreturn)) void command_init(const fb_child_ctx *sandbox, 
     c.argv = g_argv;
     c.envp = g_envp;
     c.cwd = r->cwd;
-    c.input_on_stdin = true;
+    c.input_on_stdin = !r->input4; /* a harness reads its input on fd 4, as in a one-shot sandbox */
     int *mine[] = {&c.out_w,    &c.err_w,       &c.report_w,     &c.sync_fd,
                    &c.input_r,  &c.result_fd, &c.tasks_fd[0], &c.tasks_fd[1]};
     for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)

@@ -146,6 +146,8 @@ __attribute__((noreturn)) void fb_program_main(const fb_child_ctx *c)
 {
     fb_error err = {0};
     const fb_sandbox_spec *spec = c->spec;
+    fb_sandbox_spec landlocked = *spec; /* may execute this program (a spawned one is not spec's) */
+    landlocked.exec_path = c->exec_path;
     /* First of all, before anything of the caller's can run (v1; the other ways happen in the parent). */
     if (fb_cgroup_join_self(c->tasks_fd, &err) < 0)
         fb_child_fail(c->report_w, &err);
@@ -161,7 +163,7 @@ __attribute__((noreturn)) void fb_program_main(const fb_child_ctx *c)
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "chdir %s", c->cwd);
     else if (fb_userns_lock_mounts(&err) == 0 && fb_rootfs_seal_proc(&err) == 0 && setup_fds(c, &err) == 0 &&
              fb_rlimits_apply(&spec->limits, c->memory_by_cgroup, c->pids_by_cgroup, &err) == 0 &&
-             fb_landlock_apply(spec, &err) == 0 && fb_caps_drop_all(&err) == 0 &&
+             fb_landlock_apply(&landlocked, &err) == 0 && fb_caps_drop_all(&err) == 0 &&
              fb_seccomp_load(c->bpf, &err) == 0) {
         execve(c->exec_path, c->argv, fb_defence_disabled("env") ? with_host_environ(c->envp) : c->envp);
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "execve %s", c->exec_path);

@@ -3,6 +3,7 @@ interpreters: open (options, 400 naming the field, 413, 503 at --max-sessions), 
 code (exit codes 127 / 137 / 124, env, cwd, stdin, every language), files (binary, unicode and hostile
 names, parents, list, remove), bearer-token ownership, idleTimeout / maxLifetime reaping, DELETE during a
 command, concurrent commands, and SIGTERM with sessions open (nothing left behind)."""
+import json
 import os
 import shutil
 import signal
@@ -273,6 +274,61 @@ def test_command_env_stdin_args(sess):
     assert out == "['a b', 'c'] in\n", out
     # env is per command
     assert ok(sess.cmd('echo "[$FOO]"')) == "[]\n"
+
+
+# ---- function calls in the session (FunctionCallRequest, as POST /v1/call) ----
+
+CALLS = {
+    "python": ("def f(x):\n    return open('n.txt').read().strip() + x\n", "f"),
+    "javascript": ("function f(x) { return require('fs').readFileSync('n.txt', 'utf8').trim() + x; }\n", "f"),
+    "ruby": ("def f(x)\n  File.read('n.txt').strip + x\nend\n", "f"),
+    "php": ("<?php\nfunction f($x) { return trim(file_get_contents('n.txt')) . $x; }\n", "f"),
+    "c": ("#include <stdio.h>\nint f(int x) { int n = 0; FILE *p = fopen(\"n.txt\", \"r\");\n"
+          "  if (p) { fscanf(p, \"%d\", &n); fclose(p); } return n * 10 + x; }\n", "f"),
+    "cpp": ("#include <fstream>\nint f(int x) { std::ifstream in(\"n.txt\"); int n = 0; in >> n; return n * 10 + x; }\n",
+            "f"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(CALLS))
+def test_function_call_sees_and_keeps_the_session_files(sess, lang):
+    code, name = CALLS[lang]
+    assert ok(sess.cmd("echo 4 > n.txt && echo ready")) == "ready\n"
+    arg = 2 if lang in ("c", "cpp") else "2"
+    r = sess.req("POST", "/call", {"language": lang, "code": code, "functionName": name, "args": [arg]})
+    assert r.status == 200, r
+    res = r.json()
+    assert res["status"] == "success", res
+    assert res["result"] == (42 if lang in ("c", "cpp") else "42"), res
+    assert "files" not in res, res
+    # the harness's files are gone from the session again
+    assert ok(sess.cmd("ls -A /tmp/.fnbox-run | wc -l")).strip() == "0"
+
+
+def test_function_call_writes_stay_and_errors_are_the_languages(sess):
+    body = {"language": "python", "code": "def f():\n    open('out.txt', 'w').write('kept')\n    raise KeyError('k')\n"}
+    res = sess.req("POST", "/call", body).json()
+    assert res["status"] == "error" and res["error"]["type"] == "KeyError", res
+    assert sess.get("out.txt").body == b"kept"
+
+
+@pytest.mark.parametrize("field", ["files", "mount", "permissions", "limits", "workdir"])
+def test_function_call_refuses_what_the_session_owns(sess, field):
+    value = {"files": {"a": "b"}, "mount": {"dirs": []}, "permissions": {}, "limits": {},
+             "workdir": "/w"}[field]
+    r = sess.req("POST", "/call", {"language": "python", "code": "def f():\n    return 1\n", field: value})
+    assert r.status == 400, r
+    assert r.json()["error"]["message"].startswith(field), r
+
+
+def test_function_call_streams_and_times_out(sess):
+    code = "import sys, time\ndef f():\n    print('early', flush=True)\n    time.sleep(30)\n"
+    r = sess.req("POST", "/call", {"language": "python", "code": code, "timeout": 1},
+                 headers={"Accept": "application/x-ndjson"})
+    assert r.status == 200, r
+    lines = [json.loads(x) for x in r.body.decode().splitlines()]
+    assert lines[0] == {"type": "stdout", "data": "early\n"}, lines
+    assert lines[-1]["type"] == "result" and lines[-1]["status"] == "timeout", lines[-1]
 
 
 def test_command_cwd(sess):

@@ -110,6 +110,7 @@ fb_http_reply fb_http_run_admitted(fb_http_exchange *x, const char *takes, fb_ht
 typedef struct fb_http_run_opts {
     fnbox_api_fn api;             /* fnbox_call or fnbox_execute */
     fnbox_session *session;       /* instead: fnbox_session_exec in this session */
+    bool session_call;            /* with session: fnbox_session_call instead */
     void (*release)(void *ctx);   /* called once the run is over (NULL: nothing) */
     void *release_ctx;
     fnbox_output_fn output;       /* NULL, or told the output as it arrives */
@@ -122,9 +123,10 @@ int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_
                     size_t *result_len, fb_error *err);
 /* fb_http_run_api on the request's body, answered as it comes (the status from the return code). */
 fb_http_reply fb_http_run_reply(fb_http_exchange *x, fnbox_api_fn api);
-/* The same with fnbox_session_exec in session s; release(ctx) is called once the run is over (a streamed
+/* The same with fnbox_session_exec (call: fnbox_session_call) in session s; release(ctx) is called once the run is over (a streamed
  * run may outlive the handler), on every path. */
-fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s, void (*release)(void *), void *ctx);
+fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s, bool call, void (*release)(void *),
+                                   void *ctx);
 
 /* server.c */
 const char *fb_http_header(const fb_http_exchange *x, const char *name);

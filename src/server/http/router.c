@@ -30,6 +30,7 @@ static const route k_routes[] = {
     {"DELETE", "/v1/sessions/{id}", FB_HTTP_ROUTE_SESSION, false, false},
     {"POST", "/v1/sessions/{id}/commands", FB_HTTP_ROUTE_SESSION_COMMANDS, false, true},
     {"POST", "/v1/sessions/{id}/code", FB_HTTP_ROUTE_SESSION_CODE, false, true},
+    {"POST", "/v1/sessions/{id}/call", FB_HTTP_ROUTE_SESSION_CALL, false, true},
     {"GET", "/v1/sessions/{id}/files", FB_HTTP_ROUTE_SESSION_FILES, false, false},
     {"HEAD", "/v1/sessions/{id}/files", FB_HTTP_ROUTE_SESSION_FILES, false, false},
     {"PUT", "/v1/sessions/{id}/files", FB_HTTP_ROUTE_SESSION_FILES, false, true},
@@ -51,6 +52,7 @@ static const char *const k_names[FB_HTTP_ROUTE_COUNT] = {
     [FB_HTTP_ROUTE_SESSION] = "/v1/sessions/{id}",
     [FB_HTTP_ROUTE_SESSION_COMMANDS] = "/v1/sessions/{id}/commands",
     [FB_HTTP_ROUTE_SESSION_CODE] = "/v1/sessions/{id}/code",
+    [FB_HTTP_ROUTE_SESSION_CALL] = "/v1/sessions/{id}/call",
     [FB_HTTP_ROUTE_SESSION_FILES] = "/v1/sessions/{id}/files",
     [FB_HTTP_ROUTE_SESSION_LIST] = "/v1/sessions/{id}/files/list",
 };

@@ -16,6 +16,7 @@ typedef enum fb_http_route_id {
     FB_HTTP_ROUTE_SESSION,         /* GET, DELETE /v1/sessions/{id} */
     FB_HTTP_ROUTE_SESSION_COMMANDS, /* POST /v1/sessions/{id}/commands */
     FB_HTTP_ROUTE_SESSION_CODE,    /* POST /v1/sessions/{id}/code */
+    FB_HTTP_ROUTE_SESSION_CALL,    /* POST /v1/sessions/{id}/call */
     FB_HTTP_ROUTE_SESSION_FILES,   /* GET, PUT, DELETE /v1/sessions/{id}/files?path=P */
     FB_HTTP_ROUTE_SESSION_LIST,    /* GET /v1/sessions/{id}/files/list?path=P */
     FB_HTTP_ROUTE_COUNT

@@ -62,6 +62,17 @@ int fb_http_run_begin(fb_http_exchange *x, const char *takes, fb_error *err)
     }
 }
 
+/* The library function a route runs: api, or in a session its command or call. */
+static int run_api(fnbox_api_fn api, fnbox_session *session, bool call, const char *body, size_t len,
+                   const fnbox_call_options *opts, char **result, size_t *result_len)
+{
+    if (session && call)
+        return fnbox_session_call(session, body, len, opts, result, result_len);
+    if (session)
+        return fnbox_session_exec(session, body, len, opts, result, result_len);
+    return api ? api(body, len, opts, result, result_len) : FNBOX_NO_RESULT;
+}
+
 int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_http_run_opts *o, char **result,
                     size_t *result_len, fb_error *err)
 {
@@ -72,8 +83,7 @@ int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_
         return -1;
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = watch, .output = o->output,
                                .output_ctx = o->output_ctx};
-    int rc = o->session ? fnbox_session_exec(o->session, body, len, &opts, result, result_len)
-                        : o->api ? o->api(body, len, &opts, result, result_len) : FNBOX_NO_RESULT;
+    int rc = run_api(o->api, o->session, o->session_call, body, len, &opts, result, result_len);
     close(watch);
     if (rc == FNBOX_NO_RESULT || !*result) {
         fnbox_free(*result);
@@ -117,6 +127,7 @@ typedef struct streamed {
     fb_buf body;
     fnbox_api_fn api;
     fnbox_session *session;
+    bool session_call;
     void (*release)(void *ctx);
     void *release_ctx;
 } streamed;
@@ -126,9 +137,7 @@ static int run_streamed(void *ctx, fnbox_output_fn out, void *out_ctx, int cance
 {
     const streamed *st = ctx;
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cancel_fd, .output = out, .output_ctx = out_ctx};
-    if (st->session)
-        return fnbox_session_exec(st->session, st->body.data, st->body.len, &opts, result, result_len);
-    return st->api ? st->api(st->body.data, st->body.len, &opts, result, result_len) : FNBOX_NO_RESULT;
+    return run_api(st->api, st->session, st->session_call, st->body.data, st->body.len, &opts, result, result_len);
 }
 
 static void free_streamed(void *ctx)
@@ -152,7 +161,8 @@ static fb_http_reply stream_reply(fb_http_exchange *x, const fb_http_run_opts *o
         fb_set_error(&err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "body");
         return fb_http_reply_error(&err);
     }
-    *st = (streamed){.body = x->body, .api = o->api, .session = o->session, .release = o->release,
+    *st = (streamed){.body = x->body, .api = o->api, .session = o->session, .session_call = o->session_call,
+                     .release = o->release,
                      .release_ctx = o->release_ctx};
     fb_buf_init(&x->body, 0);
     fb_http_stream_spec spec = {.run = run_streamed, .ctx = st, .free_ctx = free_streamed, .count_execution = true};
@@ -175,9 +185,10 @@ static fb_http_reply run_reply(fb_http_exchange *x, const fb_http_run_opts *o)
     return fb_http_reply_json(fb_http_status_of_call(rc), result, rlen, fnbox_free, true);
 }
 
-fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s, void (*release)(void *), void *ctx)
+fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s, bool call, void (*release)(void *),
+                                   void *ctx)
 {
-    fb_http_run_opts o = {.session = s, .release = release, .release_ctx = ctx};
+    fb_http_run_opts o = {.session = s, .session_call = call, .release = release, .release_ctx = ctx};
     return run_reply(x, &o);
 }
 

@@ -123,6 +123,7 @@ static fb_http_reply (*const k_handlers[FB_HTTP_ROUTE_COUNT])(fb_http_exchange *
     [FB_HTTP_ROUTE_SESSION] = fb_http_handle_session,
     [FB_HTTP_ROUTE_SESSION_COMMANDS] = fb_http_handle_session_run,
     [FB_HTTP_ROUTE_SESSION_CODE] = fb_http_handle_session_run,
+    [FB_HTTP_ROUTE_SESSION_CALL] = fb_http_handle_session_run,
     [FB_HTTP_ROUTE_SESSION_FILES] = fb_http_handle_session_files,
     [FB_HTTP_ROUTE_SESSION_LIST] = fb_http_handle_session_files,
 };
@@ -158,7 +159,8 @@ static int refuse_at_headers(fb_http_exchange *x, fb_error *err)
     case FB_HTTP_ROUTE_PISTON_EXECUTE: return fb_http_piston_begin(x, err);
     case FB_HTTP_ROUTE_SESSIONS: return fb_http_sessions_begin(x, err);
     case FB_HTTP_ROUTE_SESSION_COMMANDS:
-    case FB_HTTP_ROUTE_SESSION_CODE: return fb_http_session_run_begin(x, err);
+    case FB_HTTP_ROUTE_SESSION_CODE:
+    case FB_HTTP_ROUTE_SESSION_CALL: return fb_http_session_run_begin(x, err);
     default: return 0;
     }
 }

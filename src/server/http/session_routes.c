@@ -11,6 +11,7 @@
 
 #define COMMANDS_TAKES "POST /v1/sessions/{id}/commands takes {command, cwd?, env?, timeout?, stdin?}"
 #define CODE_TAKES "POST /v1/sessions/{id}/code takes {code, language, cwd?, env?, timeout?, stdin?}"
+#define CALL_TAKES "POST /v1/sessions/{id}/call takes a FunctionCallRequest JSON"
 
 static fb_http_reply not_found(const fb_http_exchange *x)
 {
@@ -97,14 +98,25 @@ fb_http_reply fb_http_handle_session(fb_http_exchange *x)
 
 /* ---- commands and code ---- */
 
+static const char *takes(const fb_http_exchange *x)
+{
+    switch (x->match.route) {
+    case FB_HTTP_ROUTE_SESSION_CODE: return CODE_TAKES;
+    case FB_HTTP_ROUTE_SESSION_CALL: return CALL_TAKES;
+    default: return COMMANDS_TAKES;
+    }
+}
+
 int fb_http_session_run_begin(fb_http_exchange *x, fb_error *err)
 {
-    return fb_http_run_begin(x, x->match.route == FB_HTTP_ROUTE_SESSION_CODE ? CODE_TAKES : COMMANDS_TAKES, err);
+    return fb_http_run_begin(x, takes(x), err);
 }
 
 /* The route says which kind of request the body is: a command to /commands, code to /code. */
 static int check_kind(const fb_http_exchange *x, fb_error *err)
 {
+    if (x->match.route == FB_HTTP_ROUTE_SESSION_CALL) /* a FunctionCallRequest: its decoder says what is wrong */
+        return 0;
     json_t *doc = json_loadb(x->body.data, x->body.len, 0, NULL);
     bool code = x->match.route == FB_HTTP_ROUTE_SESSION_CODE;
     int rc = 0;
@@ -145,12 +157,12 @@ static fb_http_reply run(fb_http_exchange *x)
         free(h);
         return not_found(x);
     }
-    return fb_http_run_reply_in(x, fb_http_session_api(h->e), release, h);
+    return fb_http_run_reply_in(x, fb_http_session_api(h->e), x->match.route == FB_HTTP_ROUTE_SESSION_CALL, release, h);
 }
 
 fb_http_reply fb_http_handle_session_run(fb_http_exchange *x)
 {
-    return fb_http_run_admitted(x, x->match.route == FB_HTTP_ROUTE_SESSION_CODE ? CODE_TAKES : COMMANDS_TAKES, run);
+    return fb_http_run_admitted(x, takes(x), run);
 }
 
 /* ---- files ---- */
