@@ -154,6 +154,31 @@ static void test_planted_paths_stay_inside(void **state)
     fnbox_session_close(s);
 }
 
+static void test_function_call_in_the_session(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session("{\"files\": {\"n.txt\": \"41\"}}");
+    const char *req = "{\"language\": \"python\", \"code\": \"def f(x):\\n    open('m.txt', 'w').write('made')\\n"
+                      "    return int(open('n.txt').read()) + x\\n\", \"args\": [1]}";
+    char *result = NULL;
+    size_t len = 0;
+    assert_int_equal(fnbox_session_call(s, req, strlen(req), NULL, &result, &len), FNBOX_OK);
+    json_t *r = json_loadb(result, len, 0, NULL);
+    fnbox_free(result);
+    assert_int_equal(json_integer_value(json_object_get(r, "result")), 42);
+    assert_null(json_object_get(r, "files"));
+    json_decref(r);
+    char *data = NULL;
+    assert_int_equal(fnbox_session_read(s, "m.txt", 5, &data, &len, NULL, NULL), FNBOX_OK);
+    assert_string_equal(data, "made");
+    fnbox_free(data);
+    const char *owned = "{\"language\": \"python\", \"code\": \"def f():\\n    return 1\\n\", \"limits\": {}}";
+    assert_int_equal(fnbox_session_call(s, owned, strlen(owned), NULL, &result, &len), FNBOX_INVALID_REQUEST);
+    assert_non_null(strstr(result, "limits"));
+    fnbox_free(result);
+    fnbox_session_close(s);
+}
+
 static void test_bad_options_and_paths(void **state)
 {
     (void)state;
@@ -189,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_commands_and_files_share_the_session),
         cmocka_unit_test(test_code_exit_codes_and_cwd),
         cmocka_unit_test(test_planted_paths_stay_inside),
+        cmocka_unit_test(test_function_call_in_the_session),
         cmocka_unit_test(test_bad_options_and_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
