@@ -101,3 +101,55 @@ def test_load_no_lost_or_mixed_results_and_flat_resources():
         assert "fnbox_executions_in_flight 0" in metrics and "fnbox_executions_queued 0" in metrics
         print(f"{REQUESTS} calls in {elapsed:.1f} s ({REQUESTS / elapsed:.0f}/s); RSS {rss0} -> {rss1} KiB; "
               f"fds {fds0} -> {fds1}")
+
+
+SESSIONS = 150
+
+
+def session_cycle(srv, conn, i):
+    """Open a session, run a command and a file round trip in it, close it; what went wrong, or None."""
+    r = srv.request("POST", "/v1/sessions", body={"files": {"n.txt": str(i)}}, conn=conn)
+    if r.status != 201:
+        return ("open", i, r.status, r.body[:200])
+    base = "/v1/sessions/" + r.json()["id"]
+    r = srv.request("POST", base + "/commands", body={"command": "cat n.txt; sleep 30 >/dev/null 2>&1 &"},
+                    conn=conn)
+    if r.status != 200 or r.json().get("stdout") != str(i):
+        return ("command", i, r.status, r.body[:200])
+    r = srv.request("DELETE", base, conn=conn)
+    return None if r.status == 204 else ("close", i, r.status, r.body[:200])
+
+
+def test_sessions_opened_and_closed_leave_memory_fds_and_processes_flat():
+    """150 sessions opened, used (a background job left in each) and closed in turn: the server's memory,
+    descriptors and threads are as after the first 20, and no sandbox process is left."""
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=4").lstrip(":")
+    with Server("--max-sessions", "4", env=env) as srv:
+        conn = srv.connection(timeout=120)
+        try:
+            problems = [p for i in range(20) if (p := session_cycle(srv, conn, i))]
+            assert not problems, problems[:5]
+            fds0, threads0, rss0 = srv.fd_count(), srv.pid_status("Threads"), srv.pid_status("VmRSS")
+            problems = [p for i in range(20, 20 + SESSIONS) if (p := session_cycle(srv, conn, i))]
+            assert not problems, problems[:5]
+            fds1 = settled(srv.fd_count, fds0)
+            threads1 = settled(lambda: srv.pid_status("Threads"), threads0)
+            rss1 = srv.pid_status("VmRSS")
+        finally:
+            conn.close()
+        assert fds1 == fds0, f"open fds {fds0} -> {fds1}"
+        assert threads1 == threads0, (threads0, threads1)
+        slack_kib = 16 * 1024 if sanitized(srv) else 2 * 1024
+        assert rss1 - rss0 < slack_kib, f"RSS {rss0} KiB -> {rss1} KiB after {SESSIONS} sessions"
+        children = [p for p in os.listdir("/proc") if p.isdigit() and parent_of(p) == srv.proc.pid]
+        assert children == [], f"processes left under the server: {children}"
+        print(f"{SESSIONS} sessions; RSS {rss0} -> {rss1} KiB; fds {fds0} -> {fds1}")
+
+
+def parent_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return None
