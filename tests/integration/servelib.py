@@ -60,6 +60,7 @@ class Server:
         self.log_path = os.path.join(self.workdir, "server.log")
         self.log = open(self.log_path, "wb")
         argv = [exe or FNBOX, "serve", "--listen", listen, *args]
+        self.started = time.time()  # cgroups older than this are another process's (a reused pid)
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log,
                                      env=env)
         self.exit_code = None
@@ -177,11 +178,19 @@ class Server:
             assert_nothing_left(self)
 
 
-def cgroups_of(pid):
-    """Per-call cgroups fnbox made for process pid (sandbox/limits.c names them fnbox-<pid>-<n>-...)."""
+def cgroups_of(pid, since):
+    """Per-call cgroups fnbox made for process pid (sandbox/limits.c names them fnbox-<pid>-<n>-...) at or
+    after `since` (time.time()). Older ones are another process's that had the same pid: a process killed
+    with SIGKILL (tests do that) cannot remove its cgroups, and pids are reused within a long test run."""
     left = []
     for root, dirs, _files in os.walk("/sys/fs/cgroup"):
-        left += [os.path.join(root, d) for d in dirs if d.startswith(f"fnbox-{pid}-")]
+        for d in dirs:
+            path = os.path.join(root, d)
+            try:
+                if d.startswith(f"fnbox-{pid}-") and os.stat(path).st_mtime >= since - 1:
+                    left.append(path)
+            except FileNotFoundError:
+                pass
         if root.count("/") > 8:
             dirs[:] = []
     return left
@@ -191,7 +200,7 @@ def assert_nothing_left(server, mark=None):
     """After the server exited: no cgroup of its calls, no process of its calls (found by the mark a test's
     function gave its child), its unix socket file gone."""
     assert server.exit_code is not None
-    assert not cgroups_of(server.proc.pid), cgroups_of(server.proc.pid)
+    assert not cgroups_of(server.proc.pid, server.started), cgroups_of(server.proc.pid, server.started)
     if mark:
         assert not host_pids_matching(mark), host_pids_matching(mark)
     if server.unix_path:

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from fnboxlib import FNBOX, assert_no_survivors, call, describe, failed, marker, ok, req, run_cli
+from servelib import cgroups_of
 
 MiB = 1 << 20
 
@@ -323,15 +324,12 @@ def test_parallel_fork_bombs_do_not_starve_a_neighbour():
 
 def test_no_cgroup_left_behind():
     """Every per-call cgroup is removed once the call ends, a memory-killed one included."""
+    started = time.time()
     proc = subprocess.Popen([FNBOX, "call", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     out, _ = proc.communicate(json.dumps(req("python", MEMORY_BOMB["python"], "f", [])).encode(), timeout=120)
     assert json.loads(out)["error"]["type"] == "MemoryLimitExceeded"
-    left = []
-    for root, dirs, _files in os.walk("/sys/fs/cgroup"):
-        left += [os.path.join(root, d) for d in dirs if d.startswith(f"fnbox-{proc.pid}-")]
-        if root.count("/") > 8:
-            dirs[:] = []
+    left = cgroups_of(proc.pid, started)
     assert not left, left
 
 

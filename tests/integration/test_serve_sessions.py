@@ -761,7 +761,7 @@ def test_sigterm_with_open_sessions_leaves_nothing(token_file):
             srv.stop()
     wait_for(lambda: not [p for p in pids if alive(p)], timeout=5, what="every session process gone")
     assert not host_pids_matching(mark), host_pids_matching(mark)
-    assert not cgroups_of(srv.proc.pid), cgroups_of(srv.proc.pid)
+    assert not cgroups_of(srv.proc.pid, srv.started), cgroups_of(srv.proc.pid, srv.started)
 
 
 def test_metrics_count_sessions(server):
