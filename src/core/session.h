@@ -40,7 +40,17 @@ void fb_session_leave(fnbox_session *s);
 /* Renders err as {"error": {type, message}} into *error (when error is not NULL); returns its FNBOX_ code. */
 int fb_session_fail(const fb_error *err, char **error, size_t *error_len);
 double fb_session_clock_ms(clockid_t c);
-/* session_exec.c: what a run that brings files shares. A fresh directory for this run's files in the
+/* session_exec.c: what commands and function calls share. A run inside the API's enter/leave, its start
+ * time t0 (ms, monotonic) given. */
+typedef int (*fb_session_fn)(fnbox_session *s, const char *request, size_t len, const fnbox_call_options *opts,
+                             double t0, char **result, size_t *result_len);
+int fb_session_api(fnbox_session *s, fb_session_fn fn, const char *request, size_t len,
+                   const fnbox_call_options *options, char **result, size_t *result_len);
+/* Runs p in the session's sandbox: output caps from lim (told to opts->output as it arrives), opts'
+ * cancel fd, counted as running; killed by the session's shutdown, it was cancelled. */
+int fb_session_run_program(fnbox_session *s, fb_sandbox_program *p, const fb_call_limits *lim,
+                           const fnbox_call_options *opts, fb_sandbox_outcome *out, fb_error *err);
+/* What a run that brings files shares. A fresh directory for this run's files in the
  * session's /tmp ("/tmp/.fnbox-run/<n>"), and its removal (best effort: what ran may have changed it; four
  * levels down at most). */
 void fb_session_run_dir(fnbox_session *s, char *dir, size_t cap);

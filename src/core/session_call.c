@@ -13,9 +13,7 @@
 #include <string.h>
 
 #include "core/compile.h"
-#include "core/host.h"
 #include "core/launch.h"
-#include "core/output.h"
 #include "core/result.h"
 #include "core/session.h"
 #include "lang/plan.h"
@@ -36,7 +34,6 @@ typedef struct call_state {
     char *owned[MAX_OWNED];       /* relocated arguments and environment entries */
     size_t nowned;
     const char *envp[SESSION_ENV_CAP];
-    fb_output output;
     fb_sandbox_outcome outcome;
     fb_result res;
 } call_state;
@@ -118,7 +115,6 @@ static int place(fnbox_session *s, call_state *c, fb_error *err)
 
 static int run(fnbox_session *s, call_state *c, const fnbox_call_options *opts, fb_error *err)
 {
-    const fb_call_limits *lim = &c->req.limits;
     fb_sandbox_program p = {
         .exec_path = c->launch.exec.argv[0],
         .argv = (char *const *)c->launch.exec.argv,
@@ -127,19 +123,9 @@ static int run(fnbox_session *s, call_state *c, const fnbox_call_options *opts, 
         .input_len = c->launch.input_len,
         .input_on_fd4 = true,
         .timeout_s = c->req.timeout_s,
-        .output_bytes = (size_t)(lim->stdout_bytes > lim->stderr_bytes ? lim->stdout_bytes : lim->stderr_bytes),
-        .result_bytes = (size_t)lim->result_bytes,
-        .cancel_fd = opts->cancel_fd,
+        .result_bytes = (size_t)c->req.limits.result_bytes,
     };
-    if (opts->output) {
-        fb_output_init(&c->output, opts->output, opts->output_ctx, lim->stdout_bytes, lim->stderr_bytes);
-        p.on_output = fb_output_chunk;
-        p.output_ctx = &c->output;
-    }
-    int rc = fb_sandbox_exec(s->sb, &p, &c->outcome, err);
-    if (opts->output)
-        fb_output_finish(&c->output);
-    return rc;
+    return fb_session_run_program(s, &p, &c->req.limits, opts, &c->outcome, err);
 }
 
 static int judge(call_state *c, fb_error *err)
@@ -175,13 +161,5 @@ static int call_in(fnbox_session *s, const char *request, size_t len, const fnbo
 FNBOX_API int fnbox_session_call(fnbox_session *s, const char *request, size_t request_len,
                                  const fnbox_call_options *options, char **result, size_t *result_len)
 {
-    double t0 = fb_session_clock_ms(CLOCK_MONOTONIC);
-    fnbox_call_options opts = fb_host_options(options);
-    fb_error err = {0};
-    *result = NULL;
-    if (fb_session_enter(s, &err) < 0)
-        return fb_result_fail(&err, FNBOX_NOT_FOUND, 0, NULL, result, result_len);
-    int code = call_in(s, request, request_len, &opts, t0, result, result_len);
-    fb_session_leave(s);
-    return code;
+    return fb_session_api(s, call_in, request, request_len, options, result, result_len);
 }

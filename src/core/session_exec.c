@@ -30,7 +30,6 @@ typedef struct exec_state {
     char dir[64];                 /* this run's code directory, "" when there is no code */
     char *argv_owned[8];          /* relocated arguments */
     const char *envp[SESSION_ENV_CAP];
-    fb_output output;
     fb_sandbox_outcome outcome;
     fb_result res;
 } exec_state;
@@ -183,9 +182,34 @@ static void count_running(fnbox_session *s, int delta)
     pthread_mutex_unlock(&s->mu);
 }
 
+int fb_session_run_program(fnbox_session *s, fb_sandbox_program *p, const fb_call_limits *lim,
+                           const fnbox_call_options *opts, fb_sandbox_outcome *out, fb_error *err)
+{
+    fb_output output;
+    p->output_bytes = (size_t)(lim->stdout_bytes > lim->stderr_bytes ? lim->stdout_bytes : lim->stderr_bytes);
+    p->cancel_fd = opts->cancel_fd;
+    if (opts->output) {
+        fb_output_init(&output, opts->output, opts->output_ctx, lim->stdout_bytes, lim->stderr_bytes);
+        p->on_output = fb_output_chunk;
+        p->output_ctx = &output;
+    }
+    count_running(s, 1);
+    int rc = fb_sandbox_exec(s->sb, p, out, err);
+    count_running(s, -1);
+    /* Killed because the session was shut down under it (DELETE, the reaper, the server stopping): the
+     * program was cancelled ("terminated"), it did not crash. */
+    pthread_mutex_lock(&s->mu);
+    bool closing = s->closing;
+    pthread_mutex_unlock(&s->mu);
+    if (rc == 0 && closing && out->term_signal == SIGKILL && !out->exited && !out->timed_out)
+        out->cancelled = true;
+    if (opts->output)
+        fb_output_finish(&output);
+    return rc;
+}
+
 static int run(fnbox_session *s, exec_state *e, const fnbox_call_options *opts, fb_error *err)
 {
-    const fb_call_limits *lim = &s->opt.limits;
     fb_sandbox_program p = {
         .exec_path = e->prog.exec_path,
         .argv = (char *const *)e->prog.argv,
@@ -194,28 +218,9 @@ static int run(fnbox_session *s, exec_state *e, const fnbox_call_options *opts, 
         .input = e->cmd.stdin_data,
         .input_len = e->cmd.stdin_len,
         .timeout_s = e->cmd.timeout_s,
-        .output_bytes = (size_t)(lim->stdout_bytes > lim->stderr_bytes ? lim->stdout_bytes : lim->stderr_bytes),
-        .cancel_fd = opts->cancel_fd,
         .result_bytes = e->prog.compiled ? 1 << 20 : 0,
     };
-    if (opts->output) {
-        fb_output_init(&e->output, opts->output, opts->output_ctx, lim->stdout_bytes, lim->stderr_bytes);
-        p.on_output = fb_output_chunk;
-        p.output_ctx = &e->output;
-    }
-    count_running(s, 1);
-    int rc = fb_sandbox_exec(s->sb, &p, &e->outcome, err);
-    count_running(s, -1);
-    /* Killed because the session was shut down under it (DELETE, the reaper, the server stopping): the
-     * command was cancelled ("terminated"), it did not crash. */
-    pthread_mutex_lock(&s->mu);
-    bool closing = s->closing;
-    pthread_mutex_unlock(&s->mu);
-    if (rc == 0 && closing && e->outcome.term_signal == SIGKILL && !e->outcome.exited && !e->outcome.timed_out)
-        e->outcome.cancelled = true;
-    if (opts->output)
-        fb_output_finish(&e->output);
-    return rc;
+    return fb_session_run_program(s, &p, &s->opt.limits, opts, &e->outcome, err);
 }
 
 static int judge(fnbox_session *s, exec_state *e, fb_error *err)
@@ -258,8 +263,8 @@ static int exec_in(fnbox_session *s, const char *request, size_t len, const fnbo
     return code;
 }
 
-FNBOX_API int fnbox_session_exec(fnbox_session *s, const char *request, size_t request_len,
-                                 const fnbox_call_options *options, char **result, size_t *result_len)
+int fb_session_api(fnbox_session *s, fb_session_fn fn, const char *request, size_t len,
+                   const fnbox_call_options *options, char **result, size_t *result_len)
 {
     double t0 = fb_session_clock_ms(CLOCK_MONOTONIC);
     fnbox_call_options opts = fb_host_options(options);
@@ -267,7 +272,13 @@ FNBOX_API int fnbox_session_exec(fnbox_session *s, const char *request, size_t r
     *result = NULL;
     if (fb_session_enter(s, &err) < 0)
         return fb_result_fail(&err, FNBOX_NOT_FOUND, 0, NULL, result, result_len);
-    int code = exec_in(s, request, request_len, &opts, t0, result, result_len);
+    int code = fn(s, request, len, &opts, t0, result, result_len);
     fb_session_leave(s);
     return code;
+}
+
+FNBOX_API int fnbox_session_exec(fnbox_session *s, const char *request, size_t request_len,
+                                 const fnbox_call_options *options, char **result, size_t *result_len)
+{
+    return fb_session_api(s, exec_in, request, request_len, options, result, result_len);
 }
