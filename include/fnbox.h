@@ -171,8 +171,9 @@ typedef struct fnbox_session fnbox_session;
  * written once the sandbox is up), permissions ({env, network, childProcess} as a call's; childProcess
  * defaults to allowed), limits (as a call's: memory, pids, disk and inodes are the whole session's, its
  * processes share one cgroup; stdoutBytes / stderrBytes are per command; cpuSeconds per process, default
- * a day), idleTimeout (seconds, default 900), maxLifetime (default 3600; each at most 86400)}. `mount` is
- * not supported yet (refused). Past idleTimeout or maxLifetime fnbox_session_expired says so; the owner
+ * a day), idleTimeout (seconds, default 900), maxLifetime (default 3600; each at most 86400)}, mount (as a
+ * call's: dirs, permissions, loading, security; its servers live as long as the session; changes reach the
+ * host only through fnbox_session_sync). Past idleTimeout or maxLifetime fnbox_session_expired says so; the owner
  * (fnbox serve's reaper) closes it. */
 FNBOX_API int fnbox_session_open(const char *options, size_t len, fnbox_session **session, char **error,
                                  size_t *error_len);
@@ -205,6 +206,17 @@ FNBOX_API int fnbox_session_remove(fnbox_session *s, const char *path, size_t pa
  * a symlink is listed as itself. A missing path or a file is FNBOX_NOT_FOUND. */
 FNBOX_API int fnbox_session_list(fnbox_session *s, const char *path, size_t path_len, char **json,
                                  size_t *json_len, char **error, size_t *error_len);
+/* Writes the changes made so far in the session's mounts to the host, as a call's batch sync would (each
+ * checked against mount.permissions once more, written atomically beneath its mount root, onError), while
+ * the session goes on (its processes wait on mount accesses meanwhile). request: {"onError"?: "rollback" |
+ * "continue" | "abort"} (NULL or "" for the mount's own, mount.sync.onError); the mount's sync mode does not
+ * apply: a session syncs only when asked, never on close. What a sync wrote is no longer a change: the next
+ * sync writes what changed since. *report: fnbox_sync's report {success, synced, failed, skipped, ...,
+ * message} plus changes {created, modified, deleted} ({path, type, size} each) it was given, and denied
+ * [{path, operation, rule}], the operations the rules refused since the last sync (deniedDropped: how many
+ * more, past 10000). A session without a mount is FNBOX_INVALID_REQUEST. */
+FNBOX_API int fnbox_session_sync(fnbox_session *s, const char *request, size_t request_len, char **report,
+                                 size_t *report_len, char **error, size_t *error_len);
 /* {createdAt, lastUsedAt, expiresAt (ISO 8601 UTC), running (commands now), idleTimeout, maxLifetime,
  * workdir} as JSON, released with fnbox_free; -1 on allocation failure. */
 FNBOX_API int fnbox_session_info(fnbox_session *s, char **json, size_t *json_len);

@@ -31,14 +31,22 @@ static json_t *change_json(const fb_change *c, bool with_content)
     return o;
 }
 
+json_t *fb_result_denials_json(const fb_denial_list *d)
+{
+    json_t *denied = json_array();
+    for (size_t j = 0; denied && j < d->n; j++)
+        json_array_append_new(denied, json_pack("{s:s, s:s, s:s}", "path", d->v[j].path, "operation",
+                                                d->v[j].operation, "rule", d->v[j].rule));
+    return denied;
+}
+
 static void add_denials(const fb_workspace *ws, json_t *files)
 {
     json_t *denied = json_array();
-    for (size_t i = 0; i < ws->nmounts; i++) {
-        const fb_denial_list *d = ws->logs[i].denials;
-        for (size_t j = 0; j < d->n; j++)
-            json_array_append_new(denied, json_pack("{s:s, s:s, s:s}", "path", d->v[j].path, "operation",
-                                                    d->v[j].operation, "rule", d->v[j].rule));
+    for (size_t i = 0; denied && i < ws->nmounts; i++) {
+        json_t *one = fb_result_denials_json(ws->logs[i].denials);
+        json_array_extend(denied, one);
+        json_decref(one);
     }
     json_object_set_new(files, "denied", denied);
 }
@@ -58,15 +66,21 @@ static void add_skipped(const fb_workspace *ws, json_t *files)
         json_decref(skipped);
 }
 
-static json_t *files_json(const fb_workspace *ws, const fb_reporting *rep)
+json_t *fb_result_changes_json(const fb_change_list *l, bool with_content)
 {
     json_t *files = json_object();
     json_t *lists[3] = {json_array(), json_array(), json_array()}; /* created, modified, deleted */
-    for (size_t i = 0; i < ws->changes.n; i++)
-        json_array_append_new(lists[ws->changes.v[i].kind], change_json(&ws->changes.v[i], rep->include_contents));
+    for (size_t i = 0; i < l->n; i++)
+        json_array_append_new(lists[l->v[i].kind], change_json(&l->v[i], with_content));
     json_object_set_new(files, "created", lists[0]);
     json_object_set_new(files, "modified", lists[1]);
     json_object_set_new(files, "deleted", lists[2]);
+    return files;
+}
+
+static json_t *files_json(const fb_workspace *ws, const fb_reporting *rep)
+{
+    json_t *files = fb_result_changes_json(&ws->changes, rep->include_contents);
     if (rep->include_denied)
         add_denials(ws, files);
     add_skipped(ws, files);

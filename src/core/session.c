@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/call_files.h"
 #include "core/launch.h"
 #include "core/session.h"
 #include "request/limits.h"
@@ -120,11 +121,25 @@ static int configure(fnbox_session *s, fb_error *err)
     return 0;
 }
 
-/* The options' files, written as if the session's user wrote them. */
+/* The files stage as a call's (core/call_files): the options' files under a mount placed in its view (what
+ * the host had: not a change), the mounts' servers started with the sandbox. */
+static int prepare_files(fnbox_session *s, fb_error *err)
+{
+    fb_reporting rep = {.include_denied = true};
+    if (fb_files_prepare(&s->ws, s->opt.workdir, s->opt.mount, &rep, &s->opt.files, &s->spec.limits, err) < 0)
+        return -1;
+    s->spec.fuse_paths = s->ws.mount_paths;
+    s->spec.nfuse = s->ws.nmounts;
+    s->spec.on_fuse = fb_workspace_serve_mount;
+    s->spec.fuse_ctx = &s->ws;
+    return 0;
+}
+
+/* The other files, written as if the session's user wrote them. */
 static int write_files(fnbox_session *s, fb_error *err)
 {
-    for (size_t i = 0; i < s->opt.files.n; i++) {
-        const fb_ws_file *f = &s->opt.files.v[i];
+    for (size_t i = 0; i < s->ws.nstaged; i++) {
+        const fb_ws_file *f = &s->ws.staged[i];
         if (fb_inroot_write(&s->root, f->path, f->data, f->len, err) < 0)
             return fb_wrap_error(err, "files.%s", f->name);
     }
@@ -133,11 +148,13 @@ static int write_files(fnbox_session *s, fb_error *err)
 
 static void session_free(fnbox_session *s)
 {
-    fb_sandbox_destroy(s->sb);
+    fb_sandbox_destroy(s->sb); /* its FUSE connections end with it: the mounts' servers return */
+    fb_workspace_free(&s->ws);
     fb_proxy_free(s->net.proxy);
     fb_net_policy_free(s->netpol);
     fb_session_options_free(&s->opt);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->sync_mu);
     pthread_cond_destroy(&s->idle);
     free(s);
 }
@@ -154,11 +171,12 @@ FNBOX_API int fnbox_session_open(const char *options, size_t len, fnbox_session 
         return fb_session_fail(&err, error, error_len);
     }
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->sync_mu, NULL);
     pthread_cond_init(&s->idle, NULL);
     s->created_ms = s->last_used_ms = fb_session_clock_ms(CLOCK_REALTIME);
     s->created_mono = s->last_used_mono = fb_session_clock_ms(CLOCK_MONOTONIC);
     if (fb_session_options_parse(options, len, &s->opt, &err) < 0 || configure(s, &err) < 0 ||
-        fb_sandbox_create(&s->spec, &s->sb, &err) < 0) {
+        prepare_files(s, &err) < 0 || fb_sandbox_create(&s->spec, &s->sb, &err) < 0) {
         session_free(s);
         return fb_session_fail(&err, error, error_len);
     }
@@ -261,15 +279,34 @@ typedef struct file_args {
     size_t *out_len;
 } file_args;
 
-static int do_file(fnbox_session *s, const char *path, size_t path_len, const file_args *a, fb_error *err)
+/* A path under a mount goes to the sandbox (session_mounted.c); the rest is resolved in its root here. */
+static int mounted_file(fnbox_session *s, const char *abs, const file_args *a, size_t *out_len, fb_error *err)
 {
-    char *abs = NULL;
-    size_t ignored_len = 0, *out_len = a->out_len ? a->out_len : &ignored_len;
-    if ((a->op == F_READ || a->op == F_LIST) && !a->out)
-        return fb_set_error(err, FB_ERR_INVALID_REQUEST, EINVAL, "%s: NULL where the answer goes",
-                            a->op == F_READ ? "data" : "json");
-    if (fb_inroot_normalize(s->opt.workdir, path ? path : "", path ? path_len : 0, "path", &abs, err) < 0)
+    static const fb_mounted_op ops[] = {[F_READ] = FB_MOUNTED_READ, [F_WRITE] = FB_MOUNTED_WRITE,
+                                        [F_REMOVE] = FB_MOUNTED_REMOVE, [F_LIST] = FB_MOUNTED_LIST};
+    const char *rel;
+    const fb_mount_dir *m = fb_mount_find(s->opt.mount, abs, &rel);
+    if (a->op == F_REMOVE && !*rel)
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, EBUSY, "path: '%s' is the mount %s's root: not removed", abs,
+                            m->virtual_path);
+    fb_session_mounted_out o = {0};
+    if (fb_session_mounted(s, ops[a->op], abs, a->data, a->len, &o, err) < 0)
         return -1;
+    int rc = 0;
+    if (a->op == F_READ) {
+        *a->out = o.data ? o.data : strdup("");
+        *out_len = o.data ? o.len : 0;
+        if (!*a->out)
+            rc = fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "reading");
+    } else if (a->op == F_LIST) {
+        rc = list_json(o.entries, o.nentries, a->out, out_len, err);
+    }
+    fb_inroot_entries_free(o.entries, o.nentries);
+    return rc;
+}
+
+static int in_root_file(fnbox_session *s, const char *abs, const file_args *a, size_t *out_len, fb_error *err)
+{
     int rc = -1;
     if (a->op == F_READ) {
         fb_buf buf;
@@ -282,8 +319,6 @@ static int do_file(fnbox_session *s, const char *path, size_t path_len, const fi
         fb_buf_free(&buf);
     } else if (a->op == F_WRITE) {
         rc = fb_inroot_write(&s->root, abs, a->data, a->len, err);
-    } else if (a->op == F_REMOVE && strcmp(abs, s->opt.workdir) == 0) {
-        rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, EBUSY, "path: '%s' is the session's workdir: not removed", abs);
     } else if (a->op == F_REMOVE) {
         rc = fb_inroot_remove(&s->root, abs, err);
     } else if (a->out) {
@@ -294,6 +329,26 @@ static int do_file(fnbox_session *s, const char *path, size_t path_len, const fi
             rc = list_json(e, n, a->out, out_len, err);
         fb_inroot_entries_free(e, n);
     }
+    return rc;
+}
+
+static int do_file(fnbox_session *s, const char *path, size_t path_len, const file_args *a, fb_error *err)
+{
+    char *abs = NULL;
+    const char *rel;
+    size_t ignored_len = 0, *out_len = a->out_len ? a->out_len : &ignored_len;
+    if ((a->op == F_READ || a->op == F_LIST) && !a->out)
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, EINVAL, "%s: NULL where the answer goes",
+                            a->op == F_READ ? "data" : "json");
+    if (fb_inroot_normalize(s->opt.workdir, path ? path : "", path ? path_len : 0, "path", &abs, err) < 0)
+        return -1;
+    int rc;
+    if (a->op == F_REMOVE && strcmp(abs, s->opt.workdir) == 0)
+        rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, EBUSY, "path: '%s' is the session's workdir: not removed", abs);
+    else if (s->opt.mount && fb_mount_find(s->opt.mount, abs, &rel))
+        rc = mounted_file(s, abs, a, out_len, err);
+    else
+        rc = in_root_file(s, abs, a, out_len, err);
     free(abs);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include "core/launch.h"
 #include "fnbox.h"
 #include "fs/inroot.h"
+#include "fs/workspace.h"
 #include "net/policy.h"
 #include "net/proxy.h"
 #include "request/session.h"
@@ -24,6 +25,8 @@ struct fnbox_session {
     fb_proxy_call net;
     const char *env[SESSION_ENV_CAP]; /* base + permissions.env + the proxy's, NULL-terminated */
     fb_inroot root;
+    fb_workspace ws;                  /* the files stage: the options' files, the mounts' servers (fs/workspace) */
+    pthread_mutex_t sync_mu;          /* one sync at a time */
     pthread_mutex_t mu;
     pthread_cond_t idle;              /* signalled when busy drops */
     unsigned busy;                    /* API calls in progress */
@@ -55,6 +58,17 @@ int fb_session_run_program(fnbox_session *s, fb_sandbox_program *p, const fb_cal
  * levels down at most). */
 void fb_session_run_dir(fnbox_session *s, char *dir, size_t cap);
 void fb_session_remove_dir(fnbox_session *s, const char *dir);
+/* session_mounted.c: a file operation on a path under a mount (path absolute, normalized), run as a program
+ * in the sandbox because only the sandbox can reach a mount's view. Errors as fs/inroot's. */
+typedef enum { FB_MOUNTED_READ, FB_MOUNTED_WRITE, FB_MOUNTED_REMOVE, FB_MOUNTED_LIST } fb_mounted_op;
+typedef struct fb_session_mounted_out {
+    char *data;                   /* READ: the bytes (NULL when empty), the caller's to free */
+    size_t len;
+    fb_inroot_entry *entries;     /* LIST: sorted by name (fb_inroot_entries_free) */
+    size_t nentries;
+} fb_session_mounted_out;
+int fb_session_mounted(fnbox_session *s, fb_mounted_op op, const char *path, const void *data, size_t len,
+                       fb_session_mounted_out *out, fb_error *err);
 /* s with every `from` replaced by `to` (allocated), or NULL when it has none (or out of memory). */
 char *fb_session_replace_all(const char *s, const char *from, const char *to);
 

@@ -48,7 +48,7 @@ static json_t *summary(const fb_sync_report *rep)
     char *s = NULL;
     int rc;
     if (rep->n == 0)
-        rc = asprintf(&s, "nothing to sync: no changes were given");
+        rc = asprintf(&s, "nothing to sync: there were no changes");
     else if (rep->rolled_back)
         rc = asprintf(&s, "nothing was kept: a change failed and the sync was rolled back (see failed)");
     else if (kept == 0 && denied == rep->n)

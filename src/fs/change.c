@@ -32,6 +32,25 @@ int fb_change_add(fb_change_list *l, fb_change_kind kind, fb_file_type type, con
     return 0;
 }
 
+fb_host_stamp fb_host_stamp_of(const struct stat *st)
+{
+    return (fb_host_stamp){.set = true, .dir = S_ISDIR(st->st_mode), .ino = (uint64_t)st->st_ino,
+                           .size = (uint64_t)st->st_size, .mtime_s = st->st_mtim.tv_sec,
+                           .mtime_ns = st->st_mtim.tv_nsec};
+}
+
+bool fb_host_stamp_changed(const fb_host_stamp *base, bool exists, const struct stat *st)
+{
+    if (!base->set)
+        return false;
+    if (base->absent)
+        return exists;
+    if (!exists || (uint64_t)st->st_ino != base->ino || S_ISDIR(st->st_mode) != base->dir)
+        return true;
+    return !base->dir && ((uint64_t)st->st_size != base->size || st->st_mtim.tv_sec != base->mtime_s ||
+                          st->st_mtim.tv_nsec != base->mtime_ns);
+}
+
 void fb_change_list_free(fb_change_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {

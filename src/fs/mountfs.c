@@ -8,7 +8,7 @@
  *      allow; a refusal is recorded and answered per onPermissionDenied;
  *   3. the effect: reads come from the host or the upper layer, every change goes to the upper layer.
  * The host is never written here. The server thread is the only one touching the state until
- * fb_mountfs_stop joins it. */
+ * fb_mountfs_stop joins it, except while fb_mountfs_pause holds it between two requests (a session's sync). */
 #define FUSE_USE_VERSION 35
 #include "fs/mountfs.h"
 
@@ -44,6 +44,7 @@ struct fb_mountfs {
     char root_path[PATH_MAX]; /* root_fd's path as /proc/self/fd shows it (link_to_excluded) */
     ov_store ov;             /* the upper layer */
     ov_store decided;        /* loading decisions for host files: mode 1 = admitted, 0 = left out */
+    ov_store bases;          /* the host entry each changed path was based on (its entry's base) */
     uint64_t admitted_bytes; /* for maxTotalSize */
     fb_denial_list denials;
     fb_fs_check check;       /* the host's say after the rules (NULL: none) */
@@ -55,7 +56,9 @@ struct fb_mountfs {
     int stop_fd;             /* eventfd: readable => the server loop returns */
     struct handle *handles;  /* every open file, freed with fs if the call died holding some */
     pthread_t thread;
+    pthread_mutex_t serving; /* held while one request is handled: fb_mountfs_pause takes it to read the view */
     bool running;
+    size_t denials_dropped;  /* refusals past FB_MOUNTFS_MAX_DENIALS, counted, not kept */
     char failure[256];
 };
 
@@ -296,7 +299,10 @@ static verdict check(fb_mountfs *fs, const char *rel, fb_op op)
     }
     if (vpath) {
         fb_error err = {0};
-        if (fb_denial_add(&fs->denials, vpath, fb_op_name(op), rule, &err) < 0)
+        /* bounded: a session's loop of refused writes must not grow the server without end */
+        if (fs->denials.n >= FB_MOUNTFS_MAX_DENIALS)
+            fs->denials_dropped++;
+        else if (fb_denial_add(&fs->denials, vpath, fb_op_name(op), rule, &err) < 0)
             note_failure(fs, "recording a denial", ENOMEM);
         free(vpath);
     }
@@ -502,9 +508,29 @@ static int read_lower_all(fb_mountfs *fs, const char *rel, ov_entry *e)
     return rc < 0 ? rc : 0;
 }
 
+/* The first time the view changes rel, the host entry there is what the change is based on: noted (as
+ * sync will see it: the link itself, not its target), so that sync refuses to write over it if the host
+ * changes it meanwhile. */
+static void note_base(fb_mountfs *fs, const char *rel)
+{
+    if (ov_find(&fs->bases, rel))
+        return;
+    int fd = lower_open(fs, rel, O_PATH | O_NOFOLLOW);
+    struct stat st;
+    if (fd < 0)
+        return;
+    ov_entry *b = fstat(fd, &st) == 0 ? ov_put(&fs->bases, rel, OV_FILE, 0) : NULL;
+    close(fd);
+    if (b)
+        b->base = fb_host_stamp_of(&st);
+    else if (errno == ENOMEM)
+        note_failure(fs, "noting a host entry", ENOMEM);
+}
+
 /* The upper entry for a host file about to change: a full copy of it, same mode. */
 static int copy_up(fb_mountfs *fs, const char *rel, const struct stat *st, ov_entry **out)
 {
+    note_base(fs, rel);
     ov_entry *e = ov_put(&fs->ov, rel, OV_FILE, st->st_mode & 0777);
     if (!e)
         return -ENOMEM;
@@ -541,6 +567,17 @@ static int new_handle(ov_entry *e, int lower_fd, const char *rel, bool discard, 
     return 0;
 }
 
+/* What a handle holds, released; the list is the caller's concern. */
+static void handle_release(fb_mountfs *fs, handle *h)
+{
+    if (h->e)
+        ov_release(&fs->ov, h->e);
+    if (h->lower_fd >= 0)
+        close(h->lower_fd);
+    free(h->rel);
+    free(h);
+}
+
 static void handle_free(fb_mountfs *fs, handle *h)
 {
     if (h->prev)
@@ -549,12 +586,7 @@ static void handle_free(fb_mountfs *fs, handle *h)
         fs->handles = h->next;
     if (h->next)
         h->next->prev = h->prev;
-    if (h->e)
-        ov_release(&fs->ov, h->e);
-    if (h->lower_fd >= 0)
-        close(h->lower_fd);
-    free(h->rel);
-    free(h);
+    handle_release(fs, h);
 }
 
 static int fs_open(const char *path, struct fuse_file_info *fi)
@@ -680,6 +712,7 @@ static int entry_for_change(fb_mountfs *fs, const char *rel, ov_entry **e)
     if (v == DENY_IGNORE)
         return 0;
     if (rc == 0 && S_ISDIR(st.st_mode)) {
+        note_base(fs, rel);
         *e = ov_put(&fs->ov, rel, OV_DIR, st.st_mode & 0777);
         if (!*e)
             return -ENOMEM;
@@ -772,6 +805,7 @@ static int remove_entry(fb_mountfs *fs, const char *rel, bool unreported)
     ov_remove(&fs->ov, rel);
     if (!on_host)
         return 0;
+    note_base(fs, rel);
     ov_entry *w = ov_put(&fs->ov, rel, OV_WHITEOUT, 0);
     if (!w)
         return -ENOMEM;
@@ -912,6 +946,10 @@ static int fs_rename(const char *from, const char *to, unsigned int flags)
     if (rc == 0 && (rc = copy_up(fs, rfrom, &st, &e)) < 0)
         return rc;
     bool host_source = host_has(fs, rfrom);
+    if (trc >= 0 && host_has(fs, rto))
+        note_base(fs, rto);
+    if (host_source)
+        note_base(fs, rfrom);
     if ((rc = ov_rename(&fs->ov, rfrom, rto)) < 0)
         return rc;
     e = ov_find(&fs->ov, rto);
@@ -994,6 +1032,7 @@ int fb_mountfs_open(const fb_mount_config *cfg, const fb_mount_dir *dir, uint64_
     fb_mountfs *fs = calloc(1, sizeof *fs);
     if (!fs)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "mount %s", dir->virtual_path);
+    pthread_mutex_init(&fs->serving, NULL);
     fs->cfg = cfg;
     fs->dir = dir;
     fs->fuse_fd = fs->stop_fd = fs->root_fd = -1;
@@ -1077,7 +1116,9 @@ static void *serve_loop(void *arg)
             continue;
         if (n <= 0) /* -ENODEV: the sandbox is gone and its mount with it */
             break;
+        pthread_mutex_lock(&fs->serving);
         fuse_session_process_buf(se, &buf);
+        pthread_mutex_unlock(&fs->serving);
     }
     free(buf.mem);
     return NULL;
@@ -1105,6 +1146,16 @@ int fb_mountfs_serve(fb_mountfs *fs, int fuse_fd, fb_error *err)
                             fs->dir->virtual_path);
     fs->running = true;
     return 0;
+}
+
+void fb_mountfs_pause(fb_mountfs *fs)
+{
+    pthread_mutex_lock(&fs->serving);
+}
+
+void fb_mountfs_resume(fb_mountfs *fs)
+{
+    pthread_mutex_unlock(&fs->serving);
 }
 
 void fb_mountfs_stop(fb_mountfs *fs)
@@ -1140,6 +1191,19 @@ int fb_mountfs_host_open(const fb_mountfs *fs, const char *rel, int flags)
     return lower_open(fs, rel, flags);
 }
 
+bool fb_mountfs_base(const fb_mountfs *fs, const char *rel, fb_host_stamp *out)
+{
+    const ov_entry *b = ov_find(&fs->bases, rel);
+    *out = b ? b->base : (fb_host_stamp){0};
+    return b != NULL;
+}
+
+void fb_mountfs_rebase(fb_mountfs *fs, const char *rel)
+{
+    ov_remove(&fs->bases, rel);
+    note_base(fs, rel);
+}
+
 bool fb_mountfs_excluded(const fb_mountfs *fs, const char *rel)
 {
     return excluded(fs, rel);
@@ -1148,6 +1212,19 @@ bool fb_mountfs_excluded(const fb_mountfs *fs, const char *rel)
 const fb_denial_list *fb_mountfs_denials(const fb_mountfs *fs)
 {
     return &fs->denials;
+}
+
+size_t fb_mountfs_denials_dropped(const fb_mountfs *fs)
+{
+    return fs->denials_dropped;
+}
+
+void fb_mountfs_take_denials(fb_mountfs *fs, fb_denial_list *out, size_t *dropped)
+{
+    *out = fs->denials;
+    *dropped = fs->denials_dropped;
+    fs->denials = (fb_denial_list){0};
+    fs->denials_dropped = 0;
 }
 
 const fb_skipped *fb_mountfs_skipped(const fb_mountfs *fs, size_t *n)
@@ -1176,11 +1253,16 @@ void fb_mountfs_free(fb_mountfs *fs)
         close(fs->stop_fd);
     if (fs->root_fd >= 0)
         close(fs->root_fd);
-    while (fs->handles) /* files still open when the call's processes were killed */
-        handle_free(fs, fs->handles);
+    for (handle *h = fs->handles, *next; h; h = next) { /* files still open when the processes were killed */
+        next = h->next;
+        handle_release(fs, h);
+    }
+    fs->handles = NULL;
     ov_store_free(&fs->ov);
     ov_store_free(&fs->decided);
+    ov_store_free(&fs->bases);
     fb_denial_list_free(&fs->denials);
+    pthread_mutex_destroy(&fs->serving);
     for (size_t i = 0; i < fs->nskipped; i++)
         free(fs->skipped[i].path);
     free(fs->skipped);

@@ -5,7 +5,7 @@
  * fs/track.c compares the upper layer with the host and lists what changed; the host is only written by
  * sync.c, later.
  * Life cycle: open -> [add_file...] -> serve(fd from the sandbox) -> (call runs) -> stop -> fb_track_mount
- * -> free. */
+ * -> free; a session's: ... serve -> (pause -> fb_track_mount -> sync -> resume)* -> stop -> free. */
 #ifndef FB_FS_MOUNTFS_H
 #define FB_FS_MOUNTFS_H
 #include <stdbool.h>
@@ -43,9 +43,18 @@ void fb_mountfs_set_check(fb_mountfs *fs, fb_fs_check check, void *ctx);
 int fb_mountfs_add_file(fb_mountfs *fs, const char *rel, const void *data, size_t len, fb_error *err);
 /* Starts serving the FUSE connection fd (ownership passes to fs) on a thread of its own. */
 int fb_mountfs_serve(fb_mountfs *fs, int fuse_fd, fb_error *err);
+/* A session's mounts live on while their changes are synced: pause waits for the request being handled
+ * (the next ones wait in the kernel: the sandboxed processes block) and holds the server until resume, so
+ * fb_track_mount and fb_mountfs_take_denials may read the view as if stopped. Not while stopped. */
+void fb_mountfs_pause(fb_mountfs *fs);
+void fb_mountfs_resume(fb_mountfs *fs);
 /* Stops serving and joins the thread. Call only once every sandboxed process is gone. Idempotent. */
 void fb_mountfs_stop(fb_mountfs *fs);
+#define FB_MOUNTFS_MAX_DENIALS 10000 /* refusals kept for the report; the rest are only counted */
 const fb_denial_list *fb_mountfs_denials(const fb_mountfs *fs);
+size_t fb_mountfs_denials_dropped(const fb_mountfs *fs);
+/* Moves the refusals recorded so far into *out (the caller frees it) and starts a new list (paused). */
+void fb_mountfs_take_denials(fb_mountfs *fs, fb_denial_list *out, size_t *dropped);
 const fb_skipped *fb_mountfs_skipped(const fb_mountfs *fs, size_t *n);
 /* A failure inside the server (e.g. out of memory) that the function saw as EIO; NULL if none. */
 const char *fb_mountfs_failure(const fb_mountfs *fs);
@@ -61,6 +70,10 @@ const struct ov_store *fb_mountfs_upper(const fb_mountfs *fs); /* what the funct
 int fb_mountfs_host_stat(const fb_mountfs *fs, const char *rel, struct stat *st);
 /* Opens the host's entry at rel the same way (flags as for openat2, O_CLOEXEC added): an fd, or -1. */
 int fb_mountfs_host_open(const fb_mountfs *fs, const char *rel, int flags);
+/* The host entry the view's change at rel was based on (fb_change.base): false when none was noted. */
+bool fb_mountfs_base(const fb_mountfs *fs, const char *rel, fb_host_stamp *out);
+/* After a sync wrote rel (paused): what the host has now is the base of later changes. */
+void fb_mountfs_rebase(fb_mountfs *fs, const char *rel);
 /* Whether `exclude` leaves rel out of the view: never the host's to change, whatever made the entry. */
 bool fb_mountfs_excluded(const fb_mountfs *fs, const char *rel);
 

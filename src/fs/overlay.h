@@ -9,6 +9,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "fs/change.h"
+
 typedef enum { OV_FILE, OV_DIR, OV_SYMLINK, OV_WHITEOUT } ov_kind;
 
 typedef struct ov_entry {
@@ -26,6 +28,7 @@ typedef struct ov_entry {
     int open_count;         /* open handles (an "ignore" ghost disappears with its last handle) */
     bool ghost;             /* exists only while open (onPermissionDenied "ignore") */
     bool detached;          /* removed from the store while open: freed by the last ov_release */
+    fb_host_stamp base;     /* mountfs' store of bases only: the host entry as first changed */
 } ov_entry;
 
 typedef struct ov_store {

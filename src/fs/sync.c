@@ -573,6 +573,14 @@ static int apply_one(ctx *c, const fb_change *ch, size_t idx, const fb_sync_opti
             return item_skip(it, host_rule, "permission denied: %s (rule %s)", fb_op_name(op), host_rule);
         }
     }
+    /* The host changed the entry after the view based this change on it (an edit, a replacement, a
+     * deletion): writing would lose the host's version. A deletion of what is already gone is done. */
+    if (fb_host_stamp_changed(&ch->base, exists, &st) && (exists || ch->kind != FB_CHANGE_DELETED)) {
+        if (pfd >= 0)
+            close(pfd);
+        return item_failf(it, "path %s: conflict: the host's entry changed after the sandbox based this change "
+                              "on it; the host's version is kept (read it again and redo the change)", vp);
+    }
     char *target = NULL;
     if (ch->type == FB_FILE_SYMLINK && ch->kind != FB_CHANGE_DELETED) {
         if (c->m->symlinks == FB_SYMLINKS_NO) {

@@ -318,6 +318,17 @@ static bool baseline_untouched(const ov_entry *e)
            (e->len == 0 || memcmp(e->data, e->baseline_data, e->len) == 0);
 }
 
+/* The change just added (rc 0) carries the host entry it was based on. The view notes one whenever it
+ * changes a path the host has; a path without one was the view's own making (absent on the host then),
+ * unless it is a request file, placed over whatever the host had. */
+static int based(const fb_mountfs *fs, const ov_entry *e, int rc, fb_change_list *out)
+{
+    fb_host_stamp *b = rc == 0 ? &out->v[out->n - 1].base : NULL;
+    if (b && !fb_mountfs_base(fs, e->rel, b) && !e->baseline)
+        *b = (fb_host_stamp){.set = true, .absent = true};
+    return rc;
+}
+
 static int mount_change(const fb_mountfs *fs, const ov_entry *e, bool with_content, fb_change_list *out,
                         fb_error *err)
 {
@@ -327,8 +338,10 @@ static int mount_change(const fb_mountfs *fs, const ov_entry *e, bool with_conte
     /* The host as it is now, beneath the root; deletions hide nothing from this question. */
     bool on_host = fb_mountfs_host_stat(fs, e->rel, &st) == 0;
     if (e->kind == OV_WHITEOUT)
-        return on_host ? fb_change_add(out, FB_CHANGE_DELETED, type_of(st.st_mode), vpath,
-                                       S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, 0, NULL, 0, false, err)
+        return on_host ? based(fs, e, fb_change_add(out, FB_CHANGE_DELETED, type_of(st.st_mode), vpath,
+                                                    S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, 0, NULL, 0,
+                                                    false, err),
+                               out)
                        : 0;
     if (baseline_untouched(e) || (on_host && same_as_host(fs, e, &st)))
         return 0;
@@ -340,8 +353,10 @@ static int mount_change(const fb_mountfs *fs, const ov_entry *e, bool with_conte
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "change of %s", vpath);
     if (content)
         memcpy(content, e->data, e->len);
-    return fb_change_add(out, on_host ? FB_CHANGE_MODIFIED : FB_CHANGE_CREATED, t, vpath,
-                         e->kind == OV_DIR ? 0 : e->len, e->mode, content, keep ? e->len : 0, keep, err);
+    return based(fs, e,
+                 fb_change_add(out, on_host ? FB_CHANGE_MODIFIED : FB_CHANGE_CREATED, t, vpath,
+                               e->kind == OV_DIR ? 0 : e->len, e->mode, content, keep ? e->len : 0, keep, err),
+                 out);
 }
 
 int fb_track_mount(const fb_mountfs *fs, bool with_content, fb_change_list *out, fb_error *err)

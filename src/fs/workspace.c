@@ -316,6 +316,78 @@ int fb_workspace_sync(fb_workspace *ws, bool call_succeeded, fb_error *err)
     return rc;
 }
 
+/* ---- a session's sync: the servers paused, not stopped ---- */
+
+static int take_denials(fb_workspace *ws, fb_ws_live_sync *out, fb_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < ws->nmounts; i++) {
+        fb_denial_list d;
+        size_t dropped;
+        fb_mountfs_take_denials(ws->fs[i], &d, &dropped);
+        out->denied_dropped += dropped;
+        for (size_t j = 0; rc == 0 && j < d.n; j++)
+            rc = fb_denial_add(&out->denied, d.v[j].path, d.v[j].operation, d.v[j].rule, err);
+        fb_denial_list_free(&d);
+    }
+    return rc;
+}
+
+/* What the sync wrote is the host's now: the base of the view's later changes there. */
+static void rebase_synced(fb_workspace *ws, const fb_sync_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        const char *rel;
+        const fb_mount_dir *d = rep->items[i].state == FB_SYNC_ITEM_SYNCED
+                                    ? fb_mount_find(ws->cfg.mount, rep->items[i].path, &rel)
+                                    : NULL;
+        size_t mi = d ? (size_t)(d - ws->cfg.mount->dirs) : ws->nmounts;
+        if (mi < ws->nmounts)
+            fb_mountfs_rebase(ws->fs[mi], rel);
+    }
+}
+
+static int sync_paused(fb_workspace *ws, int on_error, fb_ws_live_sync *out, fb_error *err)
+{
+    for (size_t i = 0; i < ws->nmounts; i++)
+        if (fb_mountfs_failure(ws->fs[i]))
+            return fb_set_error(err, FB_ERR_SYNC_FAILED, EIO, "mount %s failed (%s): nothing synced",
+                                ws->mount_paths[i], fb_mountfs_failure(ws->fs[i]));
+    for (size_t i = 0; i < ws->nmounts; i++)
+        if (fb_track_mount(ws->fs[i], true, &out->changes, err) < 0)
+            return -1;
+    fb_track_sort(&out->changes);
+    if (take_denials(ws, out, err) < 0)
+        return -1;
+    fb_sync_options opt = {.on_error = on_error, .check = ws->check, .check_ctx = ws->check_ctx};
+    int rc = fb_sync_apply_ex(ws->cfg.mount, &out->changes, &opt, &out->report, err);
+    rebase_synced(ws, &out->report);
+    return rc;
+}
+
+int fb_workspace_sync_live(fb_workspace *ws, int on_error, fb_ws_live_sync *out, fb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->report.on_error = on_error >= 0 ? (fb_sync_on_error)on_error
+                           : ws->cfg.mount ? ws->cfg.mount->on_error : FB_ON_ERROR_ROLLBACK;
+    if (!ws->cfg.mount)
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "sync: the session has no mount");
+    for (size_t i = 0; i < ws->nmounts; i++)
+        fb_mountfs_pause(ws->fs[i]);
+    int rc = sync_paused(ws, on_error, out, err);
+    for (size_t i = ws->nmounts; i-- > 0;)
+        fb_mountfs_resume(ws->fs[i]);
+    return rc;
+}
+
+void fb_ws_live_sync_free(fb_ws_live_sync *s)
+{
+    fb_change_list_free(&s->changes);
+    fb_denial_list_free(&s->denied);
+    fb_sync_report_free(&s->report);
+    memset(s, 0, sizeof *s);
+}
+
 void fb_workspace_free(fb_workspace *ws)
 {
     for (size_t i = 0; i < ws->events.n; i++)

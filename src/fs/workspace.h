@@ -124,6 +124,22 @@ int fb_workspace_collect(fb_workspace *ws, const int *scratch_fd, const char *co
                          fb_error *err);
 /* Applies the changes when the mount's sync mode and the call's outcome allow it. */
 int fb_workspace_sync(fb_workspace *ws, bool call_succeeded, fb_error *err);
+/* A session's sync, while its sandbox runs (sessions keep the mounts' servers for their whole life; sync is
+ * explicit and closing never syncs). One sync at a time per workspace (the caller serializes). */
+typedef struct fb_ws_live_sync {
+    fb_change_list changes;        /* what changed in the mounts since they opened, as the host stands now
+                                      (what an earlier sync wrote is no longer a change), sorted by path */
+    fb_denial_list denied;         /* refusals recorded since the last sync, every mount's, in mount order */
+    size_t denied_dropped;         /* refusals past the servers' cap, counted only */
+    fb_sync_report report;         /* the sync of changes */
+} fb_ws_live_sync;
+/* Pauses every mount's server (the sandboxed processes wait), lists the changes, applies them as batch
+ * sync does (the rules and the host's check once more; on_error an fb_sync_on_error, -1 keeps the mount's),
+ * takes the refusals, resumes. 0 when the sync ran (out->report says what happened to each change); -1
+ * with err when it could not (a mount server failed: "SyncFailed", nothing written; out of memory). out is
+ * filled either way; free it with fb_ws_live_sync_free. */
+int fb_workspace_sync_live(fb_workspace *ws, int on_error, fb_ws_live_sync *out, fb_error *err);
+void fb_ws_live_sync_free(fb_ws_live_sync *s);
 void fb_workspace_free(fb_workspace *ws);
 
 #endif

@@ -185,6 +185,20 @@ static int parse_changes(const json_t *v, fb_change_list *out, fb_error *err)
     return 0;
 }
 
+int fb_request_on_error_parse(const json_t *v, int *on_error, fb_error *err)
+{
+    static const char *const names[] = {"rollback", "continue", "abort"}; /* fb_sync_on_error order */
+    if (!v || json_is_null(v))
+        return 0;
+    *on_error = -1;
+    for (int i = 0; i < 3 && json_is_string(v); i++)
+        if (strcmp(json_string_value(v), names[i]) == 0)
+            *on_error = i;
+    if (*on_error < 0)
+        return BAD("onError: must be \"rollback\", \"continue\" or \"abort\"");
+    return 0;
+}
+
 static int parse_input(const json_t *root, fb_change_list *changes, fb_mount_config *mount, int *on_error,
                        fb_error *err)
 {
@@ -199,16 +213,8 @@ static int parse_input(const json_t *root, fb_change_list *changes, fb_mount_con
         if (!known)
             return BAD("%s: unknown field (expected changes, mount, onError)", key);
     }
-    json_t *oe = json_object_get(root, "onError");
-    if (oe) {
-        static const char *const names[] = {"rollback", "continue", "abort"}; /* fb_sync_on_error order */
-        *on_error = -1;
-        for (int i = 0; i < 3 && json_is_string(oe); i++)
-            if (strcmp(json_string_value(oe), names[i]) == 0)
-                *on_error = i;
-        if (*on_error < 0)
-            return BAD("onError: must be \"rollback\", \"continue\" or \"abort\"");
-    }
+    if (fb_request_on_error_parse(json_object_get(root, "onError"), on_error, err) < 0)
+        return -1;
     if (parse_changes(json_object_get(root, "changes"), changes, err) < 0)
         return -1;
     json_t *m = json_object_get(root, "mount");

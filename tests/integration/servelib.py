@@ -12,6 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.parse
 
 import pytest
 
@@ -234,3 +235,67 @@ def metric(srv, name):
         if line.startswith(name + " "):
             return float(line.split()[-1])
     return 0.0
+
+
+# ---- sessions (/v1/sessions...) ----
+
+def q(path):
+    return urllib.parse.quote(path, safe="")
+
+
+def error_of(resp, status, etype=None):
+    assert resp.status == status, resp
+    assert resp.header("Content-Type") == "application/json", resp.headers
+    doc = resp.json()
+    assert set(doc) >= {"error"}, doc
+    if etype:
+        assert doc["error"]["type"] == etype, doc
+    assert isinstance(doc["error"]["message"], str) and doc["error"]["message"], doc
+    return doc["error"]["message"]
+
+
+class Session:
+    """A session opened on srv with token; the calls below return servelib Responses."""
+
+    def __init__(self, srv, options=None, token=TOKEN):
+        self.srv, self.token = srv, token
+        r = srv.request("POST", "/v1/sessions", body=options, token=token)
+        assert r.status == 201, r
+        self.info = r.json()
+        self.id = self.info["id"]
+        self.base = f"/v1/sessions/{self.id}"
+        assert r.header("Location") == self.base, r.headers
+
+    def req(self, method, suffix="", body=None, token=None, **kw):
+        return self.srv.request(method, self.base + suffix, body=body, token=token or self.token, **kw)
+
+    def cmd(self, command, **extra):
+        r = self.req("POST", "/commands", {"command": command, **extra})
+        assert r.status == 200, r
+        return r.json()
+
+    def code(self, code, language, **extra):
+        r = self.req("POST", "/code", {"code": code, "language": language, **extra})
+        assert r.status == 200, r
+        return r.json()
+
+    def put(self, path, data):
+        return self.req("PUT", "/files?path=" + q(path), data if isinstance(data, bytes) else data.encode(),
+                        headers={"Content-Type": "application/octet-stream"})
+
+    def get(self, path):
+        return self.req("GET", "/files?path=" + q(path))
+
+    def rm(self, path):
+        return self.req("DELETE", "/files?path=" + q(path))
+
+    def ls(self, path):
+        return self.req("GET", "/files/list?path=" + q(path))
+
+    def close(self):
+        return self.req("DELETE")
+
+
+def ok(res):
+    assert res["status"] == "success" and res["exitCode"] == 0, res
+    return res["stdout"]

@@ -9,12 +9,11 @@ import shutil
 import signal
 import threading
 import time
-import urllib.parse
 
 import pytest
 
 from fnboxlib import marker
-from servelib import TOKEN, Server, cgroups_of, host_pids_matching, wait_for
+from servelib import TOKEN, Server, Session, cgroups_of, error_of, host_pids_matching, ok, wait_for
 
 OTHER = "second-token-abcdefghijklmnop"
 
@@ -34,73 +33,11 @@ def server(token_file):
         yield srv
 
 
-def q(path):
-    return urllib.parse.quote(path, safe="")
-
-
-def error_of(resp, status, etype=None):
-    assert resp.status == status, resp
-    assert resp.header("Content-Type") == "application/json", resp.headers
-    doc = resp.json()
-    assert set(doc) >= {"error"}, doc
-    if etype:
-        assert doc["error"]["type"] == etype, doc
-    assert isinstance(doc["error"]["message"], str) and doc["error"]["message"], doc
-    return doc["error"]["message"]
-
-
-class Session:
-    """A session opened on srv with token; the calls below return servelib Responses."""
-
-    def __init__(self, srv, options=None, token=TOKEN):
-        self.srv, self.token = srv, token
-        r = srv.request("POST", "/v1/sessions", body=options, token=token)
-        assert r.status == 201, r
-        self.info = r.json()
-        self.id = self.info["id"]
-        self.base = f"/v1/sessions/{self.id}"
-        assert r.header("Location") == self.base, r.headers
-
-    def req(self, method, suffix="", body=None, token=None, **kw):
-        return self.srv.request(method, self.base + suffix, body=body, token=token or self.token, **kw)
-
-    def cmd(self, command, **extra):
-        r = self.req("POST", "/commands", {"command": command, **extra})
-        assert r.status == 200, r
-        return r.json()
-
-    def code(self, code, language, **extra):
-        r = self.req("POST", "/code", {"code": code, "language": language, **extra})
-        assert r.status == 200, r
-        return r.json()
-
-    def put(self, path, data):
-        return self.req("PUT", "/files?path=" + q(path), data if isinstance(data, bytes) else data.encode(),
-                        headers={"Content-Type": "application/octet-stream"})
-
-    def get(self, path):
-        return self.req("GET", "/files?path=" + q(path))
-
-    def rm(self, path):
-        return self.req("DELETE", "/files?path=" + q(path))
-
-    def ls(self, path):
-        return self.req("GET", "/files/list?path=" + q(path))
-
-    def close(self):
-        return self.req("DELETE")
-
-
 @pytest.fixture
 def sess(server):
     s = Session(server)
     yield s
     s.close()
-
-
-def ok(res):
-    assert res["status"] == "success" and res["exitCode"] == 0, res
-    return res["stdout"]
 
 
 # ---- open, info, close ----

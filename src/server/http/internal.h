@@ -96,6 +96,7 @@ fb_http_reply fb_http_handle_sessions(fb_http_exchange *x);
 fb_http_reply fb_http_handle_session(fb_http_exchange *x);
 fb_http_reply fb_http_handle_session_run(fb_http_exchange *x);
 fb_http_reply fb_http_handle_session_files(fb_http_exchange *x);
+fb_http_reply fb_http_handle_session_sync(fb_http_exchange *x);
 int fb_http_sessions_begin(fb_http_exchange *x, fb_error *err);
 int fb_http_session_run_begin(fb_http_exchange *x, fb_error *err);
 

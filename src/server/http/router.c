@@ -37,6 +37,7 @@ static const route k_routes[] = {
     {"DELETE", "/v1/sessions/{id}/files", FB_HTTP_ROUTE_SESSION_FILES, false, false},
     {"GET", "/v1/sessions/{id}/files/list", FB_HTTP_ROUTE_SESSION_LIST, false, false},
     {"HEAD", "/v1/sessions/{id}/files/list", FB_HTTP_ROUTE_SESSION_LIST, false, false},
+    {"POST", "/v1/sessions/{id}/sync", FB_HTTP_ROUTE_SESSION_SYNC, false, true},
 };
 enum { NROUTES = sizeof k_routes / sizeof k_routes[0] };
 
@@ -55,6 +56,7 @@ static const char *const k_names[FB_HTTP_ROUTE_COUNT] = {
     [FB_HTTP_ROUTE_SESSION_CALL] = "/v1/sessions/{id}/call",
     [FB_HTTP_ROUTE_SESSION_FILES] = "/v1/sessions/{id}/files",
     [FB_HTTP_ROUTE_SESSION_LIST] = "/v1/sessions/{id}/files/list",
+    [FB_HTTP_ROUTE_SESSION_SYNC] = "/v1/sessions/{id}/sync",
 };
 
 const char *fb_http_route_name(fb_http_route_id id)

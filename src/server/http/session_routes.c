@@ -43,11 +43,11 @@ static fb_http_reply empty(unsigned status)
 int fb_http_sessions_begin(fb_http_exchange *x, fb_error *err)
 {
     const char *ct = fb_http_header(x, MHD_HTTP_HEADER_CONTENT_TYPE);
+    bool sync = x->match.route == FB_HTTP_ROUTE_SESSION_SYNC;
     if (x->has_body && ct && strncasecmp(ct, "application/json", 16) != 0)
-        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0,
-                            "Content-Type: '%.100s' is not application/json: POST /v1/sessions takes the session's "
-                            "options JSON (or nothing)",
-                            ct);
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "Content-Type: '%.100s' is not application/json: %s", ct,
+                            sync ? "POST /v1/sessions/{id}/sync takes {onError?} (or nothing)"
+                                 : "POST /v1/sessions takes the session's options JSON (or nothing)");
     return 0;
 }
 
@@ -94,6 +94,23 @@ fb_http_reply fb_http_handle_session(fb_http_exchange *x)
     fb_http_reply rep = info(x, e);
     fb_http_sessions_put(&x->srv->sessions, e);
     return rep;
+}
+
+/* POST /v1/sessions/{id}/sync: the mounts' changes so far to the host. Quick as file operations are (no run
+ * slot): it writes what the session's mounts hold, at most their view's size. */
+fb_http_reply fb_http_handle_session_sync(fb_http_exchange *x)
+{
+    fb_http_session *e = fb_http_sessions_get(&x->srv->sessions, x->match.id, x->owner);
+    if (!e) {
+        fb_buf_free(&x->body);
+        return not_found(x);
+    }
+    char *report = NULL, *error = NULL;
+    size_t len = 0;
+    int rc = fnbox_session_sync(fb_http_session_api(e), x->body.data, x->body.len, &report, &len, &error, NULL);
+    fb_http_sessions_put(&x->srv->sessions, e);
+    fb_buf_free(&x->body);
+    return rc == FNBOX_OK ? fb_http_reply_json(MHD_HTTP_OK, report, len, fnbox_free, true) : api_error(rc, error);
 }
 
 /* ---- commands and code ---- */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -208,6 +209,71 @@ static void test_bad_options_and_paths(void **state)
     fnbox_session_close(s);
 }
 
+/* A mount's changes reach the host only through fnbox_session_sync, and what it wrote is no longer a change. */
+static void test_mount_synced_only_when_asked(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/fnbox-session-mount.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chmod(dir, 0777), 0);
+    char path[sizeof dir + 16];
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("host\n", f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0666), 0);
+    char options[512];
+    snprintf(options, sizeof options,
+             "{\"mount\": {\"dirs\": {\"/data\": \"%s\"}, \"permissions\": {\"rules\": [{\"pattern\": \"**\", "
+             "\"allow\": [\"read\", \"list\", \"create\", \"modify\", \"delete\"]}]}}}",
+             dir);
+    fnbox_session *s = open_session(options);
+    json_t *r = exec(s, "{\"command\": \"cat /data/a.txt; echo sandbox > /data/a.txt; echo new > /data/b.txt\"}",
+                     FNBOX_OK);
+    assert_string_equal(str(r, "stdout"), "host\n");
+    json_decref(r);
+    char buf[64] = "";
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "host\n"); /* nothing before a sync */
+    char *report = NULL, *error = NULL;
+    size_t len = 0;
+    assert_int_equal(fnbox_session_sync(s, "{\"onError\": \"bogus\"}", 20, &report, &len, &error, NULL),
+                     FNBOX_INVALID_REQUEST);
+    assert_non_null(strstr(error, "onError"));
+    fnbox_free(error);
+    assert_int_equal(fnbox_session_sync(s, NULL, 0, &report, &len, NULL, NULL), FNBOX_OK);
+    json_t *rep = json_loadb(report, len, 0, NULL);
+    fnbox_free(report);
+    assert_true(json_is_true(json_object_get(rep, "success")));
+    assert_int_equal(json_array_size(json_object_get(rep, "synced")), 2);
+    json_decref(rep);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "sandbox\n");
+    assert_int_equal(fnbox_session_sync(s, "{}", 2, &report, &len, NULL, NULL), FNBOX_OK);
+    rep = json_loadb(report, len, 0, NULL);
+    fnbox_free(report);
+    assert_int_equal(json_array_size(json_object_get(rep, "synced")), 0);
+    json_decref(rep);
+    fnbox_session_close(s);
+    snprintf(path, sizeof path, "%s/b.txt", dir);
+    assert_int_equal(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+    s = open_session("");
+    assert_int_equal(fnbox_session_sync(s, "", 0, &report, &len, &error, NULL), FNBOX_INVALID_REQUEST);
+    assert_non_null(strstr(error, "no mount"));
+    fnbox_free(error);
+    fnbox_session_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_planted_paths_stay_inside),
         cmocka_unit_test(test_function_call_in_the_session),
         cmocka_unit_test(test_bad_options_and_paths),
+        cmocka_unit_test(test_mount_synced_only_when_asked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
