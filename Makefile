@@ -20,7 +20,7 @@ CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 # The HTTP server (`fnbox serve`) is linked into the fnbox binary only: libfnbox.a's users do not get
 # libmicrohttpd. Its unit tests link it too (tests/unit/server/).
 MHD_PKG  := libmicrohttpd
-SERVER_SRC := $(sort $(wildcard src/server/http/*.c))
+SERVER_SRC := $(sort $(wildcard src/server/http/*.c src/server/mcp/*.c))
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
 SERVER_LIBS = $(shell pkg-config --libs $(MHD_PKG))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_ASM:%.S=$(BUILD)/%.o)
@@ -28,7 +28,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 HARNESS  := $(wildcard src/harness/*.py src/harness/*.js src/harness/*.rb src/harness/*.php src/harness/*.c \
               src/harness/*.h src/harness/*.hpp)
 
-UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all clean test unit integration sanitize lint bench bench-overhead

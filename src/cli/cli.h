@@ -35,5 +35,6 @@ int cli_run_request(const cli_request_verb *v, int argc, char **argv);
 int cli_doctor(int argc, char **argv);
 int cli_infer(int argc, char **argv);
 int cli_serve(int argc, char **argv);
+int cli_mcp(int argc, char **argv);
 
 #endif

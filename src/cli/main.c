@@ -18,6 +18,7 @@ static const verb k_verbs[] = {
     {"exec", cli_exec, "run one command or program's code: read an execute request JSON, print one result"},
     {"infer", cli_infer, "print a function's signature as JSON Schema or a tool definition (runs nothing)"},
     {"sync", cli_sync, "apply file changes a call reported to the mounted host directories"},
+    {"mcp", cli_mcp, "serve the Model Context Protocol on stdin/stdout (code and file tools for AI agents)"},
     {"serve", cli_serve, "serve calls over HTTP (health, call, metrics) in the foreground"},
     {"doctor", cli_doctor, "check the kernel features and language runtimes fnbox needs"},
 };
