@@ -40,4 +40,9 @@ oracle=$(dirname "$0")/../tests/oracle/glob
 if [[ ! $oracle/node_modules/.package-lock.json -nt $oracle/package-lock.json ]]; then
   npm ci --prefix "$oracle" --no-audit --no-fund --loglevel=error
 fi
+# The official MCP SDK client tests/integration/test_mcp_sdk.py drives `fnbox mcp` with, the same way.
+mcp=$(dirname "$0")/../tests/integration/mcp
+if [[ ! $mcp/node_modules/.package-lock.json -nt $mcp/package-lock.json ]]; then
+  npm ci --prefix "$mcp" --no-audit --no-fund --loglevel=error
+fi
 echo "fnbox dependencies are installed"

@@ -23,7 +23,8 @@ static const char k_help[] =
     "usage: fnbox serve [OPTIONS]\n"
     "\n"
     "Serves fnbox over HTTP in the foreground: GET /v1/health, POST /v1/call (a FunctionCallRequest in,\n"
-    "the ExecutionResult `fnbox call` prints out), GET /metrics (Prometheus). One JSON log line per request\n"
+    "the ExecutionResult `fnbox call` prints out), execute, sessions, Piston's API, MCP at /mcp, GET /metrics\n"
+    "(Prometheus); README.md lists the routes. One JSON log line per request\n"
     "on stderr. SIGTERM or SIGINT: stop accepting, let running calls finish for the grace period, cancel\n"
     "the rest, exit 0.\n"
     "\n"
@@ -42,6 +43,8 @@ static const char k_help[] =
     "                                is 413\n"
     "  --grace SECONDS               on SIGTERM, how long running calls may go on before they are\n"
     "                                cancelled (default 10; 0-3600; fractions allowed)\n"
+    "  --mcp-config FILE             /mcp's tools and sessions, as `fnbox mcp --config` takes them\n"
+    "  --mcp-origin ORIGIN           a browser Origin /mcp accepts besides loopback ones (repeatable, 16)\n"
     "  -h, --help                    this help\n"
     "\n"
     "exit status: 0 after a signal, once everything has stopped; 2 for a bad option or configuration\n"
@@ -129,6 +132,40 @@ static int set_grace(fb_http_config *o, const char *opt, const char *v)
     return 0;
 }
 
+#define MAX_ORIGINS 16
+static const char *s_origins[MAX_ORIGINS]; /* --mcp-origin's, in argv */
+static fb_mcp_config s_mcp;                  /* --mcp-config's */
+
+static int set_origin(fb_http_config *o, const char *opt, const char *v)
+{
+    if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+        return bad(opt, v, "expected an origin as browsers send it: http(s)://host[:port]");
+    if (o->n_mcp_origins == MAX_ORIGINS)
+        return bad(opt, v, "at most 16 origins");
+    s_origins[o->n_mcp_origins++] = v;
+    o->mcp_origins = s_origins;
+    return 0;
+}
+
+static int set_mcp_config(fb_http_config *o, const char *opt, const char *v)
+{
+    char *text = NULL, why[512];
+    size_t len = 0;
+    if (o->mcp)
+        return bad(opt, v, "given twice");
+    if (cli_read_input(v, &text, &len) < 0)
+        return bad(opt, v, strerror(errno));
+    fb_mcp_config_init(&s_mcp);
+    int rc = fb_mcp_config_parse(text, len, &s_mcp, why, sizeof why);
+    free(text);
+    if (rc < 0) {
+        fb_mcp_config_free(&s_mcp);
+        return bad(opt, v, why);
+    }
+    o->mcp = &s_mcp;
+    return 0;
+}
+
 typedef struct option {
     const char *name;
     int (*set)(fb_http_config *o, const char *opt, const char *value);
@@ -137,7 +174,7 @@ typedef struct option {
 static const option k_options[] = {
     {"--listen", set_listen},           {"--token-file", set_token_file}, {"--max-concurrency", set_concurrency},
     {"--max-queue", set_queue},         {"--max-body", set_body},         {"--grace", set_grace},
-    {"--max-sessions", set_sessions},
+    {"--max-sessions", set_sessions},   {"--mcp-origin", set_origin},     {"--mcp-config", set_mcp_config},
 };
 
 /* "--name value" or "--name=value"; *i moves past what was used. */
@@ -203,18 +240,25 @@ int cli_serve(int argc, char **argv)
             fputs(k_help, stdout);
             return CLI_EXIT_OK;
         }
-        if (parse_option(&o, argc, argv, &i) < 0)
+        if (parse_option(&o, argc, argv, &i) < 0) {
+            if (o.mcp)
+                fb_mcp_config_free(o.mcp);
             return CLI_EXIT_USAGE;
+        }
     }
     raise_fd_limit();
     int stop_fd = stop_fd_open();
     if (stop_fd < 0) {
         fprintf(stderr, "fnbox serve: signalfd: %s\n", strerror(errno));
+        if (o.mcp)
+            fb_mcp_config_free(o.mcp);
         return CLI_EXIT_FAILURE;
     }
     fb_error err = {0};
     int rc = fb_http_serve(&o, stop_fd, &err);
     close(stop_fd);
+    if (o.mcp)
+        fb_mcp_config_free(o.mcp); /* what the server did not take */
     if (rc < 0) {
         fprintf(stderr, "fnbox serve: %s\n", err.message);
         return fb_errkind_family(err.kind) == FB_ERRFAM_REQUEST ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;

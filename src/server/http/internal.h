@@ -10,6 +10,7 @@
 #include "server/http/admission.h"
 #include "server/http/auth.h"
 #include "server/http/listen.h"
+#include "server/http/mcp_sessions.h"
 #include "server/http/metrics.h"
 #include "server/http/router.h"
 #include "server/http/server.h"
@@ -34,6 +35,8 @@ typedef struct fb_http_server {
     fb_http_metrics metrics;
     fb_http_sessions sessions;
     bool sessions_closed;     /* fb_http_sessions_shutdown done (at the end of a drain) */
+    fb_http_mcp mcp;          /* /mcp's sessions */
+    bool mcp_ready, mcp_closed;
     fb_http_listener listener;
     int cancel_pipe[2];       /* [0] is in every running call's cancel watch; written once the grace is over */
     atomic_bool draining;     /* answers say Connection: close; health says "draining" */
@@ -98,6 +101,9 @@ fb_http_reply fb_http_handle_session_run(fb_http_exchange *x);
 fb_http_reply fb_http_handle_session_files(fb_http_exchange *x);
 fb_http_reply fb_http_handle_session_sync(fb_http_exchange *x);
 int fb_http_sessions_begin(fb_http_exchange *x, fb_error *err);
+/* mcp_routes.c: POST and DELETE /mcp. */
+fb_http_reply fb_http_handle_mcp(fb_http_exchange *x);
+int fb_http_mcp_begin(fb_http_exchange *x, fb_error *err);
 int fb_http_session_run_begin(fb_http_exchange *x, fb_error *err);
 
 /* run.c: what those routes share. */

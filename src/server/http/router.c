@@ -38,6 +38,8 @@ static const route k_routes[] = {
     {"GET", "/v1/sessions/{id}/files/list", FB_HTTP_ROUTE_SESSION_LIST, false, false},
     {"HEAD", "/v1/sessions/{id}/files/list", FB_HTTP_ROUTE_SESSION_LIST, false, false},
     {"POST", "/v1/sessions/{id}/sync", FB_HTTP_ROUTE_SESSION_SYNC, false, true},
+    {"POST", "/mcp", FB_HTTP_ROUTE_MCP, false, true},
+    {"DELETE", "/mcp", FB_HTTP_ROUTE_MCP, false, false},
 };
 enum { NROUTES = sizeof k_routes / sizeof k_routes[0] };
 
@@ -57,6 +59,7 @@ static const char *const k_names[FB_HTTP_ROUTE_COUNT] = {
     [FB_HTTP_ROUTE_SESSION_FILES] = "/v1/sessions/{id}/files",
     [FB_HTTP_ROUTE_SESSION_LIST] = "/v1/sessions/{id}/files/list",
     [FB_HTTP_ROUTE_SESSION_SYNC] = "/v1/sessions/{id}/sync",
+    [FB_HTTP_ROUTE_MCP] = "/mcp",
 };
 
 const char *fb_http_route_name(fb_http_route_id id)

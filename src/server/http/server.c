@@ -127,6 +127,7 @@ static fb_http_reply (*const k_handlers[FB_HTTP_ROUTE_COUNT])(fb_http_exchange *
     [FB_HTTP_ROUTE_SESSION_FILES] = fb_http_handle_session_files,
     [FB_HTTP_ROUTE_SESSION_LIST] = fb_http_handle_session_files,
     [FB_HTTP_ROUTE_SESSION_SYNC] = fb_http_handle_session_sync,
+    [FB_HTTP_ROUTE_MCP] = fb_http_handle_mcp,
 };
 
 /* Only for a request the router matched (refuse_at_headers let it through). */
@@ -163,6 +164,7 @@ static int refuse_at_headers(fb_http_exchange *x, fb_error *err)
     case FB_HTTP_ROUTE_SESSION_COMMANDS:
     case FB_HTTP_ROUTE_SESSION_CODE:
     case FB_HTTP_ROUTE_SESSION_CALL: return fb_http_session_run_begin(x, err);
+    case FB_HTTP_ROUTE_MCP: return fb_http_mcp_begin(x, err);
     default: return 0;
     }
 }
@@ -287,6 +289,8 @@ static void server_free(fb_http_server *srv)
             close(srv->cancel_pipe[i]);
     if (!srv->sessions_closed)
         fb_http_sessions_shutdown(&srv->sessions);
+    if (srv->mcp_ready && !srv->mcp_closed)
+        fb_http_mcp_shutdown(&srv->mcp);
     fb_http_admission_destroy(&srv->adm);
     fb_http_metrics_destroy(&srv->metrics);
     pthread_mutex_destroy(&srv->mu);
@@ -317,7 +321,17 @@ static fb_http_server *server_new(const fb_http_config *cfg)
         free(srv);
         return NULL;
     }
-    if (fb_http_sessions_init(&srv->sessions, cfg->max_sessions, &err) < 0) {
+    fb_mcp_config mcfg;
+    if (cfg->mcp)
+        mcfg = *cfg->mcp; /* the table takes its strings: the CLI's copy is cleared below */
+    else
+        fb_mcp_config_init(&mcfg);
+    srv->mcp_ready = fb_http_mcp_init(&srv->mcp, cfg->max_sessions, &mcfg, &err) == 0;
+    if (cfg->mcp && srv->mcp_ready)
+        memset(cfg->mcp, 0, sizeof *cfg->mcp);
+    if (!srv->mcp_ready || fb_http_sessions_init(&srv->sessions, cfg->max_sessions, &err) < 0) {
+        if (srv->mcp_ready)
+            fb_http_mcp_shutdown(&srv->mcp);
         fb_http_admission_destroy(&srv->adm);
         fb_http_metrics_destroy(&srv->metrics);
         pthread_mutex_destroy(&srv->mu);
@@ -412,6 +426,11 @@ static void log_counts(const char *event, fb_http_server *srv)
 /* Every session is closed (killing what runs in them) once no request can reach them any more. */
 static void log_sessions_closed(fb_http_server *srv)
 {
+    unsigned mcp = fb_http_mcp_count(&srv->mcp);
+    fb_http_mcp_shutdown(&srv->mcp);
+    srv->mcp_closed = true;
+    if (mcp > 0)
+        fb_http_log(json_pack("{s:s, s:i}", "event", "MCP sessions closed", "count", (int)mcp));
     unsigned open = fb_http_sessions_count(&srv->sessions);
     fb_http_sessions_shutdown(&srv->sessions);
     srv->sessions_closed = true;

@@ -4,6 +4,7 @@
 #define FB_HTTP_SERVER_H
 #include <stddef.h>
 
+#include "server/mcp/mcp.h"
 #include "util/error.h"
 
 #define FB_HTTP_MAX_CONCURRENCY 1024  /* --max-concurrency's maximum */
@@ -20,6 +21,9 @@ typedef struct fb_http_config {
     size_t max_body;           /* bytes of a request body */
     unsigned max_sessions;     /* sessions open at once, 0..FB_HTTP_MAX_SESSIONS */
     double grace_s;            /* on stop: how long running executions may go on before they are cancelled */
+    const char *const *mcp_origins; /* browser Origins /mcp accepts besides loopback ones */
+    size_t n_mcp_origins;
+    fb_mcp_config *mcp;        /* /mcp's tools and sessions (NULL: the defaults); its strings are taken */
 } fb_http_config;
 
 /* Serves until stop_fd is readable (the CLI's signalfd), then drains: stops accepting, answers queued

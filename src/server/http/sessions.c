@@ -17,7 +17,7 @@ struct fb_http_session {
     fb_http_session *next;
 };
 
-static int new_id(char out[FB_HTTP_SESSION_ID_LEN + 1], fb_error *err)
+int fb_http_new_id(char out[FB_HTTP_SESSION_ID_LEN + 1], fb_error *err)
 {
     unsigned char raw[FB_HTTP_SESSION_ID_LEN / 2];
     size_t got = 0;
@@ -165,7 +165,7 @@ int fb_http_sessions_open(fb_http_sessions *t, int owner, const char *options, s
         fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "a session");
         return FNBOX_NO_RESULT;
     }
-    int rc = new_id(e->id, err) < 0 ? FNBOX_SANDBOX_FAILED : fnbox_session_open(options, len, &e->s, error, NULL);
+    int rc = fb_http_new_id(e->id, err) < 0 ? FNBOX_SANDBOX_FAILED : fnbox_session_open(options, len, &e->s, error, NULL);
     char *text = rc == FNBOX_OK ? info_with_id(e->s, e->id) : NULL;
     pthread_mutex_lock(&t->mu);
     if (rc == FNBOX_OK && text && !t->stopping) {

@@ -17,6 +17,9 @@
 
 typedef struct fb_http_session fb_http_session;
 
+/* A new id: FB_HTTP_SESSION_ID_LEN hex characters of the kernel's randomness (sessions, MCP sessions). */
+int fb_http_new_id(char out[FB_HTTP_SESSION_ID_LEN + 1], fb_error *err);
+
 typedef struct fb_http_sessions {
     pthread_mutex_t mu;
     pthread_cond_t wake;      /* the reaper's sleep, cut short at shutdown */

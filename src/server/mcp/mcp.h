@@ -57,6 +57,10 @@ fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, const fb_mcp_sink *si
 void fb_mcp_server_handle(fb_mcp_server *srv, const char *text, size_t len, const fb_mcp_sink *sink);
 /* Sends msg (taken) to the server's own sink, between whole messages of the runs. */
 void fb_mcp_server_send(fb_mcp_server *srv, json_t *msg);
+/* Cancels the run of the request with this id, as notifications/cancelled does (no answer is sent). */
+void fb_mcp_server_cancel(fb_mcp_server *srv, const json_t *id);
+/* Cancels every run and refuses new ones, without waiting (the connection is ending). */
+void fb_mcp_server_stop(fb_mcp_server *srv);
 /* Ends the connection: cancels every run, waits for them, closes the session. Then frees. */
 void fb_mcp_server_free(fb_mcp_server *srv);
 

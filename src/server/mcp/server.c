@@ -313,9 +313,8 @@ static void cancel_run(run *r)
         fprintf(stderr, "fnbox mcp: cancelling a run: %s\n", strerror(errno));
 }
 
-static void cancelled(fb_mcp_server *srv, const fb_rpc_msg *m)
+void fb_mcp_server_cancel(fb_mcp_server *srv, const json_t *id)
 {
-    json_t *id = json_object_get(m->params, "requestId");
     pthread_mutex_lock(&srv->mu);
     for (run *r = srv->runs; id && r; r = r->next)
         if (json_equal(r->id, id) && !r->cancelled) {
@@ -323,6 +322,11 @@ static void cancelled(fb_mcp_server *srv, const fb_rpc_msg *m)
             cancel_run(r);
         }
     pthread_mutex_unlock(&srv->mu);
+}
+
+static void cancelled(fb_mcp_server *srv, const fb_rpc_msg *m)
+{
+    fb_mcp_server_cancel(srv, json_object_get(m->params, "requestId"));
 }
 
 /* ---- the other methods ---- */
@@ -435,10 +439,8 @@ fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, const fb_mcp_sink *si
     return srv;
 }
 
-void fb_mcp_server_free(fb_mcp_server *srv)
+void fb_mcp_server_stop(fb_mcp_server *srv)
 {
-    if (!srv)
-        return;
     pthread_mutex_lock(&srv->mu);
     srv->stopping = true;
     for (run *r = srv->runs; r; r = r->next) {
@@ -446,6 +448,15 @@ void fb_mcp_server_free(fb_mcp_server *srv)
         cancel_run(r);
     }
     pthread_cond_broadcast(&srv->changed);
+    pthread_mutex_unlock(&srv->mu);
+}
+
+void fb_mcp_server_free(fb_mcp_server *srv)
+{
+    if (!srv)
+        return;
+    fb_mcp_server_stop(srv);
+    pthread_mutex_lock(&srv->mu);
     while (srv->nruns > 0)
         pthread_cond_wait(&srv->changed, &srv->mu);
     pthread_mutex_unlock(&srv->mu);

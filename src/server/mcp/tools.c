@@ -51,7 +51,14 @@ static json_t *api_failed(const char *what, const char *error)
     json_t *e = json_object_get(doc, "error");
     const char *type = json_string_value(json_object_get(e, "type"));
     const char *msg = json_string_value(json_object_get(e, "message"));
-    json_t *r = failed("%s failed: %s%s%s", what, type ? type : "", type ? ": " : "",
+    /* the kind in words a model reads as such ("not found"), then the message naming the path or field */
+    static const char *const words[][2] = {{"NotFound", "not found"}, {"PermissionDenied", "permission denied"},
+                                           {"InvalidRequest", "invalid request"}};
+    const char *said = type;
+    for (size_t i = 0; type && i < sizeof words / sizeof *words; i++)
+        if (strcmp(type, words[i][0]) == 0)
+            said = words[i][1];
+    json_t *r = failed("%s failed: %s%s%s", what, said ? said : "", said ? ": " : "",
                        msg ? msg : "fnbox ran out of memory");
     json_decref(doc);
     return r;
