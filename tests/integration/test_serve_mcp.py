@@ -190,19 +190,24 @@ def test_refusals(server):
     end(server, sid)
 
 
-def test_drain_ends_sessions_and_leaves_nothing(tmp_path):
+@pytest.mark.parametrize("accept", [ACCEPT, "application/json"])
+def test_drain_ends_sessions_and_leaves_nothing(accept):
+    """SIGTERM while a tool call runs: the grace passes, the call is cancelled, every MCP session ends."""
     mark = "mcp-drain-93c1"
-    with Server() as srv:
+    with Server("--grace", "1") as srv:
         sid = initialize(srv, token=None)
         c = srv.connection(timeout=30)
         body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                            "params": {"name": "exec_command",
                                       "arguments": {"command": f"sleep 300 & : {mark}; sleep 300", "timeout": 600}}})
-        c.request("POST", "/mcp", body=body, headers={"Accept": ACCEPT, "Content-Type": "application/json",
+        c.request("POST", "/mcp", body=body, headers={"Accept": accept, "Content-Type": "application/json",
                                                       "Mcp-Session-Id": sid})
         wait_for(lambda: host_pids_matching(mark), what="the command started")
+        t0 = time.monotonic()
         srv.signal()
         assert srv.wait(timeout=60) == 0
+        assert time.monotonic() - t0 < 15, "the drain waited for the 300 s command"
+        assert any(line.get("event") == "cancelling" for line in srv.lines()), srv.log_text()
         c.close()
         assert not host_pids_matching(mark)
         assert_nothing_left(srv, mark)

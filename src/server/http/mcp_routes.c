@@ -280,6 +280,8 @@ static bool origin_allowed(const fb_http_server *srv, const char *origin)
 
 int fb_http_mcp_begin(fb_http_exchange *x, fb_error *err)
 {
+    if (atomic_load(&x->srv->draining))
+        return fb_set_error(err, FB_ERR_OVERLOADED, 0, "/mcp: the server is shutting down");
     const char *origin = fb_http_header(x, "Origin");
     if (origin && !origin_allowed(x->srv, origin))
         return fb_set_error(err, FB_ERR_PERMISSION_DENIED, 0,

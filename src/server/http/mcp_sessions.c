@@ -189,6 +189,24 @@ bool fb_http_mcp_close(fb_http_mcp *t, const char *id, int owner)
     return e != NULL;
 }
 
+unsigned fb_http_mcp_running(fb_http_mcp *t)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&t->mu);
+    for (fb_http_mcp_session *e = t->head; e; e = e->next)
+        n += fb_mcp_server_running(e->srv);
+    pthread_mutex_unlock(&t->mu);
+    return n;
+}
+
+void fb_http_mcp_stop_all(fb_http_mcp *t)
+{
+    pthread_mutex_lock(&t->mu);
+    for (fb_http_mcp_session *e = t->head; e; e = e->next)
+        fb_mcp_server_stop(e->srv);
+    pthread_mutex_unlock(&t->mu);
+}
+
 unsigned fb_http_mcp_count(fb_http_mcp *t)
 {
     pthread_mutex_lock(&t->mu);

@@ -39,5 +39,9 @@ void fb_http_mcp_put(fb_http_mcp *t, fb_http_mcp_session *e);
 /* Ends the session with this id and owner (once its references are gone); false when none. */
 bool fb_http_mcp_close(fb_http_mcp *t, const char *id, int owner);
 unsigned fb_http_mcp_count(fb_http_mcp *t);
+/* Tool calls running in every MCP session (the drain waits for them as for executions). */
+unsigned fb_http_mcp_running(fb_http_mcp *t);
+/* Cancels every running tool call and refuses new ones in every session (the drain's grace is over). */
+void fb_http_mcp_stop_all(fb_http_mcp *t);
 
 #endif

@@ -450,16 +450,19 @@ static void drain(fb_http_server *srv, int stop_fd)
     log_counts("draining", srv);
     unsigned running, queued;
     double deadline = now_ms() + srv->cfg.grace_s * 1e3;
+    unsigned mcp_running = 0;
     for (;;) {
         fb_http_admission_counts(&srv->adm, &running, &queued);
-        if ((running == 0 && queued == 0) || now_ms() >= deadline)
+        mcp_running = fb_http_mcp_running(&srv->mcp); /* /mcp's tool calls take no run slot */
+        if ((running == 0 && queued == 0 && mcp_running == 0) || now_ms() >= deadline)
             break;
         if (stop_requested(stop_fd, STOP_POLL_MS)) /* asked again: no more grace */
             break;
     }
-    if (running > 0) {
+    if (running > 0 || mcp_running > 0) {
         log_counts("cancelling", srv);
         (void)!write(srv->cancel_pipe[1], "x", 1);
+        fb_http_mcp_stop_all(&srv->mcp);
     }
     /* A cancelled call ends as soon as its sandbox is killed. */
     while (fb_http_admission_counts(&srv->adm, &running, &queued), running > 0)

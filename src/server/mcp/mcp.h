@@ -59,6 +59,8 @@ void fb_mcp_server_handle(fb_mcp_server *srv, const char *text, size_t len, cons
 void fb_mcp_server_send(fb_mcp_server *srv, json_t *msg);
 /* Cancels the run of the request with this id, as notifications/cancelled does (no answer is sent). */
 void fb_mcp_server_cancel(fb_mcp_server *srv, const json_t *id);
+/* Tool calls running now. */
+unsigned fb_mcp_server_running(fb_mcp_server *srv);
 /* Cancels every run and refuses new ones, without waiting (the connection is ending). */
 void fb_mcp_server_stop(fb_mcp_server *srv);
 /* Ends the connection: cancels every run, waits for them, closes the session. Then frees. */

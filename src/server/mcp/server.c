@@ -439,6 +439,14 @@ fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, const fb_mcp_sink *si
     return srv;
 }
 
+unsigned fb_mcp_server_running(fb_mcp_server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    unsigned n = srv->nruns;
+    pthread_mutex_unlock(&srv->mu);
+    return n;
+}
+
 void fb_mcp_server_stop(fb_mcp_server *srv)
 {
     pthread_mutex_lock(&srv->mu);
