@@ -153,3 +153,57 @@ def parent_of(pid):
             return int(f.read().rsplit(")", 1)[1].split()[1])
     except OSError:
         return None
+
+
+def mcp_cycle(srv, conn, i):
+    """One MCP session over /mcp: initialize, a command in its sandbox (leaving a background job), a streamed
+    run_code, DELETE. None, or what went wrong."""
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    r = srv.request("POST", "/mcp", body={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                          "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                                     "clientInfo": {"name": "load", "version": "1"}}},
+                    headers=h, conn=conn)
+    sid = r.header("Mcp-Session-Id")
+    if r.status != 200 or not sid:
+        return f"{i}: initialize {r}"
+    h["Mcp-Session-Id"] = sid
+    r = srv.request("POST", "/mcp", body={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "exec_command", "arguments": {"command": f"sleep 30 & echo mcp-{i}"}}},
+        headers=dict(h, Accept="application/json"), conn=conn)
+    if r.status != 200 or r.json()["result"]["structuredContent"]["stdout"] != f"mcp-{i}\n":
+        return f"{i}: exec_command {r}"
+    r = srv.request("POST", "/mcp", body={"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "run_code", "_meta": {"progressToken": i},
+        "arguments": {"language": "sh", "code": f"echo run-{i}"}}}, headers=h, conn=conn)
+    if r.status != 200 or f'"stdout":"run-{i}\\n"' not in r.body.decode():
+        return f"{i}: run_code {r}"
+    r = srv.request("DELETE", "/mcp", headers={"Mcp-Session-Id": sid}, conn=conn)
+    return None if r.status == 204 else f"{i}: DELETE {r}"
+
+
+def test_mcp_sessions_opened_and_closed_leave_memory_fds_and_processes_flat():
+    """100 MCP sessions at /mcp opened, used (a command with a background job in the session's sandbox, a
+    streamed run_code) and ended in turn: memory, descriptors and threads as after the first 20, nothing
+    left running."""
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=4").lstrip(":")
+    with Server("--max-sessions", "4", env=env) as srv:
+        conn = srv.connection(timeout=120)
+        try:
+            problems = [p for i in range(20) if (p := mcp_cycle(srv, conn, i))]
+            assert not problems, problems[:5]
+            fds0, threads0, rss0 = srv.fd_count(), srv.pid_status("Threads"), srv.pid_status("VmRSS")
+            problems = [p for i in range(20, 120) if (p := mcp_cycle(srv, conn, i))]
+            assert not problems, problems[:5]
+            fds1 = settled(srv.fd_count, fds0)
+            threads1 = settled(lambda: srv.pid_status("Threads"), threads0)
+            rss1 = srv.pid_status("VmRSS")
+        finally:
+            conn.close()
+        assert fds1 == fds0, f"open fds {fds0} -> {fds1}"
+        assert threads1 == threads0, (threads0, threads1)
+        slack_kib = 16 * 1024 if sanitized(srv) else 2 * 1024
+        assert rss1 - rss0 < slack_kib, f"RSS {rss0} KiB -> {rss1} KiB after 100 MCP sessions"
+        children = [p for p in os.listdir("/proc") if p.isdigit() and parent_of(p) == srv.proc.pid]
+        assert children == [], f"processes left under the server: {children}"
+        print(f"100 MCP sessions; RSS {rss0} -> {rss1} KiB; fds {fds0} -> {fds1}")
