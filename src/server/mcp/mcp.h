@@ -61,7 +61,8 @@ void fb_mcp_server_send(fb_mcp_server *srv, json_t *msg);
 void fb_mcp_server_cancel(fb_mcp_server *srv, const json_t *id);
 /* Tool calls running now. */
 unsigned fb_mcp_server_running(fb_mcp_server *srv);
-/* Cancels every run and refuses new ones, without waiting (the connection is ending). */
+/* Cancels every run (each is still answered, its result terminated) and refuses new ones, without waiting
+ * (the connection or the server is ending). */
 void fb_mcp_server_stop(fb_mcp_server *srv);
 /* Ends the connection: cancels every run, waits for them, closes the session. Then frees. */
 void fb_mcp_server_free(fb_mcp_server *srv);

@@ -451,10 +451,8 @@ void fb_mcp_server_stop(fb_mcp_server *srv)
 {
     pthread_mutex_lock(&srv->mu);
     srv->stopping = true;
-    for (run *r = srv->runs; r; r = r->next) {
-        r->cancelled = true; /* nobody is left to answer */
-        cancel_run(r);
-    }
+    for (run *r = srv->runs; r; r = r->next)
+        cancel_run(r); /* still answered: its result says terminated (the client did not cancel it) */
     pthread_cond_broadcast(&srv->changed);
     pthread_mutex_unlock(&srv->mu);
 }

@@ -1,19 +1,28 @@
-// Drives `fnbox mcp` with the official MCP TypeScript SDK client (tests/integration/test_mcp_sdk.py runs it).
+// Drives `fnbox mcp` (stdio) or `/mcp` on `fnbox serve` (streamable HTTP) with the official MCP TypeScript SDK
+// client (tests/integration/test_mcp_sdk.py runs it).
 //
 //   FNBOX=build/fnbox node sdk_client.mjs SCENARIO
+//   FNBOX_MCP_TRANSPORT=http FNBOX_MCP_URL=http://127.0.0.1:PORT/mcp [FNBOX_MCP_TOKEN=...] node sdk_client.mjs SCENARIO
 //
-// Spawns `$FNBOX mcp` (plus the JSON array of arguments in $FNBOX_MCP_ARGS, if set) over stdio, connects a
-// Client, runs one scenario and prints ONE JSON object on stdout: {"ok": true, ...what it observed}, or
-// {"ok": false, "error", "code", "name"} when something threw. It exits 0 either way; the Python side judges.
-// $FNBOX_TEST_MARKER is the unique text the process-cleanup scenarios put in their commands (given through
-// the environment so that this script's own command line never carries it). The server's stderr is ours.
+// stdio (the default): spawns `$FNBOX mcp` (plus the JSON array of arguments in $FNBOX_MCP_ARGS, if set),
+// whose stderr is ours. http: a StreamableHTTPClientTransport to $FNBOX_MCP_URL, with `Authorization: Bearer
+// $FNBOX_MCP_TOKEN` on every request when that is set; each connect() is one MCP session. Either way it
+// connects a Client, runs one scenario and prints ONE JSON object on stdout: {"ok": true, ...what it
+// observed}, or {"ok": false, "error", "code", "name"} when something threw. It exits 0 either way; the Python
+// side judges. $FNBOX_TEST_MARKER is the unique text the process-cleanup scenarios put in their commands
+// (given through the environment so that this script's own command line never carries it).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const FNBOX = process.env.FNBOX;
 const EXTRA_ARGS = process.env.FNBOX_MCP_ARGS ? JSON.parse(process.env.FNBOX_MCP_ARGS) : [];
+const TRANSPORT = process.env.FNBOX_MCP_TRANSPORT || 'stdio';
+const HTTP = TRANSPORT === 'http';
+const MCP_URL = process.env.FNBOX_MCP_URL || '';
+const MCP_TOKEN = process.env.FNBOX_MCP_TOKEN || '';
 const MARKER = process.env.FNBOX_TEST_MARKER || '';
 const CALL_TIMEOUT_MS = 30000;        // the SDK's own request timeout for one tools/call (its default is 60 s)
 const WATCHDOG_MS = Number(process.env.FNBOX_TEST_WATCHDOG_MS || 50000);
@@ -27,14 +36,15 @@ function clip(s, max = 4000) {
   return s.slice(0, max / 2) + `...[${s.length - max} chars clipped]...` + s.slice(-max / 2);
 }
 
-// Wraps the stdio transport to record every JSON-RPC message either way (and optionally rewrite the ones
-// sent), without changing what the Client sees.
+// Wraps the transport to record every JSON-RPC message either way and every transport error (and optionally
+// rewrite the messages sent), without changing what the Client sees.
 class Tap {
   constructor(inner, rewrite = null) {
     this.inner = inner;
     this.rewrite = rewrite;
     this.sent = [];
     this.received = [];
+    this.errors = [];
   }
   get onmessage() { return this.inner.onmessage; }
   set onmessage(handler) {
@@ -46,8 +56,16 @@ class Tap {
   get onclose() { return this.inner.onclose; }
   set onclose(handler) { this.inner.onclose = handler; }
   get onerror() { return this.inner.onerror; }
-  set onerror(handler) { this.inner.onerror = handler; }
+  set onerror(handler) {
+    this.inner.onerror = error => {
+      this.errors.push({ t: now(), ...errorInfo(error) });
+      handler?.(error);
+    };
+  }
   get sessionId() { return this.inner.sessionId; }
+  // HTTP only: the Client sets the negotiated version (sent as MCP-Protocol-Version from then on).
+  setProtocolVersion(version) { this.inner.setProtocolVersion?.(version); }
+  get protocolVersion() { return this.inner.protocolVersion; }
   start() { return this.inner.start(); }
   close() { return this.inner.close(); }
   send(message, options) {
@@ -59,20 +77,47 @@ class Tap {
 
 const open = [];   // every client connected, closed at the end (or by the watchdog)
 
-async function connect({ rewrite = null } = {}) {
-  const transport = new StdioClientTransport({
+// The headers every HTTP request carries (the SDK merges requestInit.headers into each of its requests).
+function httpRequestInit() {
+  return { headers: MCP_TOKEN ? { Authorization: `Bearer ${MCP_TOKEN}` } : {} };
+}
+
+// sessionId (HTTP): a transport that starts with that MCP session id; the Client then skips initialize (the
+// SDK's way to resume a session).
+function newTransport({ sessionId } = {}) {
+  if (HTTP) {
+    if (!MCP_URL) throw Object.assign(new Error('FNBOX_MCP_URL is not set'), { code: 'USAGE' });
+    return new StreamableHTTPClientTransport(new URL(MCP_URL), { requestInit: httpRequestInit(), sessionId });
+  }
+  return new StdioClientTransport({
     command: FNBOX,
     args: ['mcp', ...EXTRA_ARGS],
     env: { ...process.env },   // all of it (sanitizer options, FNBOX_* settings), not the SDK's short list
     stderr: 'inherit',
   });
+}
+
+// A connected Client. Every entry is closed at the end (HTTP: its MCP session ended with DELETE first),
+// except one marked leaveOpen.
+async function connect({ rewrite = null, sessionId } = {}) {
+  const transport = newTransport({ sessionId });
   const tap = new Tap(transport, rewrite);
   const client = new Client({ name: 'fnbox-test', version: '1' });
-  const entry = { client, transport, tap };
+  const entry = { client, transport, tap, leaveOpen: false };
   open.push(entry);
   await client.connect(tap);
-  entry.child = transport._process;   // the ChildProcess, to see how it ends (the SDK keeps it private)
+  entry.child = transport._process;   // stdio: the ChildProcess, to see how it ends (the SDK keeps it private)
+  entry.sessionId = transport.sessionId ?? null;   // HTTP: the Mcp-Session-Id the server issued
   return entry;
+}
+
+// Closes one entry. HTTP: Client.close() only aborts the transport's fetches (SDK 1.32.2 sends no DELETE), so
+// the MCP session is ended first with terminateSession(), unless the entry is to be left open.
+async function closeEntry(entry) {
+  if (HTTP && !entry.leaveOpen && entry.transport.sessionId) {
+    try { await entry.transport.terminateSession(); } catch { /* reported by the scenario that cares */ }
+  }
+  await entry.client.close();
 }
 
 // A tools/call result as observed: isError, the content items (long texts clipped, with their lengths) and
@@ -152,18 +197,21 @@ async function waitGone(texts, limitMs) {
   }
 }
 
-// Closes a client (stdin EOF first; the SDK sends SIGTERM after 2 s, SIGKILL after 4 s) and reports how the
-// server ended.
+// Closes a client and reports how that went. stdio: stdin EOF first (the SDK sends SIGTERM after 2 s, SIGKILL
+// after 4 s), then how the server ended. HTTP: DELETE (terminateSession), then Client.close().
 async function closeObserved(entry) {
   const child = entry.child;
   const t0 = now();
-  await entry.client.close();
+  await closeEntry(entry);
   const i = open.indexOf(entry);
   if (i >= 0) open.splice(i, 1);
   if (child && child.exitCode === null && child.signalCode === null) {
     await Promise.race([new Promise(resolve => child.once('exit', resolve)), sleep(3000)]);
   }
-  return { closeMs: now() - t0, exitCode: child?.exitCode ?? null, signalCode: child?.signalCode ?? null };
+  return {
+    closeMs: now() - t0, exitCode: child?.exitCode ?? null, signalCode: child?.signalCode ?? null,
+    sessionIdAfter: entry.transport.sessionId ?? null,
+  };
 }
 
 const b64 = buf => Buffer.from(buf).toString('base64');
@@ -178,6 +226,8 @@ const scenarios = {
       capabilities: client.getServerCapabilities(),
       instructions: client.getInstructions() ?? null,
       initResult: initResponse ?? null,
+      sessionId: tap.sessionId ?? null,
+      protocolVersionHeader: tap.protocolVersion ?? null,   // HTTP: what the SDK now sends as MCP-Protocol-Version
     };
     try { out.ping = await client.ping(); } catch (e) { out.ping = { rejected: errorInfo(e) }; }
     try {
@@ -194,7 +244,10 @@ const scenarios = {
         const entry = await connect({ rewrite });
         const answer = entry.tap.received.find(r => r.message.result?.protocolVersion);
         o.answered = answer?.message.result.protocolVersion ?? null;
-        await closeObserved(entry);
+        o.sessionId = entry.sessionId;
+        // HTTP: from here on the SDK sends the negotiated version as MCP-Protocol-Version; the server takes it.
+        try { o.ping = await entry.client.ping(); } catch (e) { o.ping = { rejected: errorInfo(e) }; }
+        o.close = await closeObserved(entry);
       } catch (e) {
         // The SDK refuses an answer outside its own list; then what the server answered is still in the tap.
         o.rejected = errorInfo(e);
@@ -310,7 +363,8 @@ const scenarios = {
       bList: await obs(b.client, 'list_files', {}),
       bExec: await obs(b.client, 'exec_command', { command: `ls -a /workspace; cat ${name} exec-${MARKER}.txt` }),
       aReadBack: await obs(a.client, 'read_file', { path: name }),
-      serverPids: [a.transport.pid, b.transport.pid],
+      serverPids: [a.transport.pid, b.transport.pid],   // stdio
+      sessionIds: [a.sessionId, b.sessionId],           // HTTP
     };
   },
 
@@ -455,17 +509,85 @@ const scenarios = {
     out.small = await obs(client, 'exec_command', { command: 'echo small' });
     return out;
   },
+
+  // HTTP: how a client ends its MCP session. terminateSession() sends DELETE: the session ends, and a transport
+  // still carrying its id gets 404. Client.close() alone only aborts the transport's fetches (SDK 1.32.2 sends
+  // no DELETE), so that session stays until a DELETE. The Python side checks both ids with raw HTTP after.
+  async session_end() {
+    if (!HTTP) throw Object.assign(new Error('session_end needs FNBOX_MCP_TRANSPORT=http'), { code: 'USAGE' });
+    const out = {};
+    const a = await connect();
+    await a.client.listTools();
+    out.aWrite = await obs(a.client, 'write_file', { path: 'end.txt', content: 'from a' });
+    out.terminatedId = a.transport.sessionId;
+    try {
+      await a.transport.terminateSession();
+      out.terminate = 'ok';
+    } catch (e) {
+      out.terminate = { rejected: errorInfo(e) };
+    }
+    out.sessionIdAfterTerminate = a.transport.sessionId ?? null;
+    // The same client again: its transport has no session id any more, so the server refuses the request.
+    out.callAfterTerminate = await obs(a.client, 'exec_command', { command: 'echo x' });
+    // A transport resuming the ended session (the SDK skips initialize when given a session id): 404.
+    const resumed = await connect({ sessionId: out.terminatedId });
+    resumed.leaveOpen = true;
+    out.resumeTerminated = await obs(resumed.client, 'read_file', { path: 'end.txt' });
+
+    const b = await connect();
+    await b.client.listTools();
+    out.bWrite = await obs(b.client, 'write_file', { path: 'end.txt', content: 'from b' });
+    out.closedId = b.transport.sessionId;
+    b.leaveOpen = true;
+    out.bClose = await closeObserved(b);   // Client.close() only
+    // Resumed by another transport, the closed client's session is still there, files and all.
+    const again = await connect({ sessionId: out.closedId });
+    again.leaveOpen = true;   // the Python side ends it with a raw DELETE once it has seen it open
+    out.resumeClosed = await obs(again.client, 'read_file', { path: 'end.txt' });
+    return out;
+  },
+
+  // HTTP: the server is stopped (SIGTERM from the Python side, once it sees the command running) while one MCP
+  // session of ours sits idle with a file in it and another has a call in flight.
+  async server_stop() {
+    if (!HTTP) throw Object.assign(new Error('server_stop needs FNBOX_MCP_TRANSPORT=http'), { code: 'USAGE' });
+    const out = {};
+    const idle = await connect();
+    idle.leaveOpen = true;
+    out.idleWrite = await obs(idle.client, 'write_file', { path: 'kept.txt', content: 'kept' });
+    const busy = await connect();
+    busy.leaveOpen = true;
+    await busy.client.listTools();
+    out.sessionIds = [idle.sessionId, busy.sessionId];
+    const t0 = now();
+    let settled = null;
+    const command = `: ${MARKER}; while :; do sleep 1; done`;
+    const pending = call(busy.client, 'exec_command', { command, timeout: 60 })
+      .then(r => { settled = { ...r, raw: undefined, settledAtMs: now() - t0 }; });
+    while (!pidsMatching(MARKER).length && now() - t0 < 10000) await sleep(50);
+    out.before = pidsMatching(MARKER);
+    out.cleanup = await waitGone([MARKER], 30000);   // the Python side stops the server meanwhile
+    out.goneAtMs = now() - t0;
+    await Promise.race([pending, sleep(2000)]);
+    out.call = settled ?? 'pending';   // 'pending': no answer came (the SDK would wait for its request timeout)
+    out.busyErrors = busy.tap.errors.map(e => e.message);
+    out.afterStop = await obs(idle.client, 'read_file', { path: 'kept.txt' });
+    return out;
+  },
 };
 
 async function main() {
   const name = process.argv[2];
-  if (!FNBOX) throw Object.assign(new Error('FNBOX (the fnbox binary) is not set'), { code: 'NO_FNBOX' });
+  if (!HTTP && !FNBOX) throw Object.assign(new Error('FNBOX (the fnbox binary) is not set'), { code: 'NO_FNBOX' });
+  if (!['stdio', 'http'].includes(TRANSPORT)) {
+    throw Object.assign(new Error(`FNBOX_MCP_TRANSPORT is ${TRANSPORT}: stdio or http`), { code: 'USAGE' });
+  }
   if (!scenarios[name]) {
     const known = Object.keys(scenarios).join(', ');
     throw Object.assign(new Error(`unknown scenario ${name}; one of ${known}`), { code: 'USAGE' });
   }
   const observed = await scenarios[name]();
-  return { ok: true, scenario: name, ...observed };
+  return { ok: true, scenario: name, transport: TRANSPORT, ...observed };
 }
 
 let printed = false;
@@ -476,7 +598,7 @@ function report(obj) {
 }
 
 async function closeAll() {
-  await Promise.allSettled(open.splice(0).map(e => e.client.close()));
+  await Promise.allSettled(open.splice(0).map(closeEntry));
 }
 
 const watchdog = setTimeout(async () => {
