@@ -126,25 +126,32 @@ def test_sessions_opened_and_closed_leave_memory_fds_and_processes_flat():
     env = dict(os.environ)
     env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=4").lstrip(":")
     with Server("--max-sessions", "4", env=env) as srv:
-        conn = srv.connection(timeout=120)
-        try:
-            problems = [p for i in range(20) if (p := session_cycle(srv, conn, i))]
-            assert not problems, problems[:5]
-            fds0, threads0, rss0 = srv.fd_count(), srv.pid_status("Threads"), srv.pid_status("VmRSS")
-            problems = [p for i in range(20, 20 + SESSIONS) if (p := session_cycle(srv, conn, i))]
-            assert not problems, problems[:5]
-            fds1 = settled(srv.fd_count, fds0)
-            threads1 = settled(lambda: srv.pid_status("Threads"), threads0)
-            rss1 = srv.pid_status("VmRSS")
-        finally:
-            conn.close()
-        assert fds1 == fds0, f"open fds {fds0} -> {fds1}"
-        assert threads1 == threads0, (threads0, threads1)
-        slack_kib = 16 * 1024 if sanitized(srv) else 2 * 1024
-        assert rss1 - rss0 < slack_kib, f"RSS {rss0} KiB -> {rss1} KiB after {SESSIONS} sessions"
-        children = [p for p in os.listdir("/proc") if p.isdigit() and parent_of(p) == srv.proc.pid]
-        assert children == [], f"processes left under the server: {children}"
+        rss0, rss1, fds0, fds1 = assert_flat_after(srv, session_cycle, SESSIONS)
         print(f"{SESSIONS} sessions; RSS {rss0} -> {rss1} KiB; fds {fds0} -> {fds1}")
+
+
+def assert_flat_after(srv, cycle, n):
+    """cycle(srv, conn, i) run 20 times, then n times more: the server's descriptors, threads and memory as
+    after the first 20, no process left under it. (RSS before, after, fds before, after)."""
+    conn = srv.connection(timeout=120)
+    try:
+        problems = [p for i in range(20) if (p := cycle(srv, conn, i))]
+        assert not problems, problems[:5]
+        fds0, threads0, rss0 = srv.fd_count(), srv.pid_status("Threads"), srv.pid_status("VmRSS")
+        problems = [p for i in range(20, 20 + n) if (p := cycle(srv, conn, i))]
+        assert not problems, problems[:5]
+        fds1 = settled(srv.fd_count, fds0)
+        threads1 = settled(lambda: srv.pid_status("Threads"), threads0)
+        rss1 = srv.pid_status("VmRSS")
+    finally:
+        conn.close()
+    assert fds1 == fds0, f"open fds {fds0} -> {fds1}"
+    assert threads1 == threads0, (threads0, threads1)
+    slack_kib = 16 * 1024 if sanitized(srv) else 2 * 1024
+    assert rss1 - rss0 < slack_kib, f"RSS {rss0} KiB -> {rss1} KiB after {n} cycles of {cycle.__name__}"
+    children = [p for p in os.listdir("/proc") if p.isdigit() and parent_of(p) == srv.proc.pid]
+    assert children == [], f"processes left under the server: {children}"
+    return rss0, rss1, fds0, fds1
 
 
 def parent_of(pid):
@@ -188,22 +195,5 @@ def test_mcp_sessions_opened_and_closed_leave_memory_fds_and_processes_flat():
     env = dict(os.environ)
     env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=4").lstrip(":")
     with Server("--max-sessions", "4", env=env) as srv:
-        conn = srv.connection(timeout=120)
-        try:
-            problems = [p for i in range(20) if (p := mcp_cycle(srv, conn, i))]
-            assert not problems, problems[:5]
-            fds0, threads0, rss0 = srv.fd_count(), srv.pid_status("Threads"), srv.pid_status("VmRSS")
-            problems = [p for i in range(20, 120) if (p := mcp_cycle(srv, conn, i))]
-            assert not problems, problems[:5]
-            fds1 = settled(srv.fd_count, fds0)
-            threads1 = settled(lambda: srv.pid_status("Threads"), threads0)
-            rss1 = srv.pid_status("VmRSS")
-        finally:
-            conn.close()
-        assert fds1 == fds0, f"open fds {fds0} -> {fds1}"
-        assert threads1 == threads0, (threads0, threads1)
-        slack_kib = 16 * 1024 if sanitized(srv) else 2 * 1024
-        assert rss1 - rss0 < slack_kib, f"RSS {rss0} KiB -> {rss1} KiB after 100 MCP sessions"
-        children = [p for p in os.listdir("/proc") if p.isdigit() and parent_of(p) == srv.proc.pid]
-        assert children == [], f"processes left under the server: {children}"
+        rss0, rss1, fds0, fds1 = assert_flat_after(srv, mcp_cycle, 100)
         print(f"100 MCP sessions; RSS {rss0} -> {rss1} KiB; fds {fds0} -> {fds1}")

@@ -334,15 +334,6 @@ static fb_http_reply request(fb_http_exchange *x, fb_http_mcp_session *e, const 
     return rep;
 }
 
-static int no_answer(void *ctx, const char *line, size_t len, bool final)
-{
-    (void)ctx;
-    (void)line;
-    (void)len;
-    (void)final;
-    return 0;
-}
-
 static fb_http_reply post(fb_http_exchange *x)
 {
     fb_rpc_msg m;
@@ -373,7 +364,7 @@ static fb_http_reply post(fb_http_exchange *x)
         snprintf(id, sizeof id, "%s", sid);
     }
     if (e && m.kind != FB_RPC_REQUEST) {
-        fb_mcp_sink none = {.send = no_answer}; /* a notification or a response is never answered */
+        fb_mcp_sink none = {.send = fb_mcp_send_nowhere}; /* a notification or a response is never answered */
         fb_mcp_server_handle(fb_http_mcp_server(e), x->body.data, x->body.len, &none);
         fb_http_mcp_put(&x->srv->mcp, e);
         rep = empty(MHD_HTTP_ACCEPTED);

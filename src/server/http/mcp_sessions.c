@@ -22,17 +22,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* What no request caused (nothing, over HTTP: a body is bounded before it reaches the server) goes
- * nowhere. */
-static int nowhere(void *ctx, const char *line, size_t len, bool final)
-{
-    (void)ctx;
-    (void)line;
-    (void)len;
-    (void)final;
-    return 0;
-}
-
 static void end(fb_http_mcp_session *e)
 {
     fb_mcp_server_free(e->srv); /* cancels its runs, waits for them, closes its sandbox session */
@@ -113,7 +102,7 @@ fb_http_mcp_session *fb_http_mcp_open(fb_http_mcp *t, int owner, char id[FB_HTTP
         fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "an MCP session");
         return NULL;
     }
-    fb_mcp_sink sink = {.send = nowhere};
+    fb_mcp_sink sink = {.send = fb_mcp_send_nowhere}; /* what no request caused: nothing, over HTTP */
     if (fb_http_new_id(e->id, err) < 0 || !(e->srv = fb_mcp_server_new(&t->cfg, &sink))) {
         if (!e->srv && err->kind == FB_ERR_NONE)
             fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "an MCP session");

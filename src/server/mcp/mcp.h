@@ -48,6 +48,9 @@ typedef struct fb_mcp_sink {
     void *ctx;
 } fb_mcp_sink;
 
+/* A sink's send that sends nothing (for what is never answered). */
+int fb_mcp_send_nowhere(void *ctx, const char *line, size_t len, bool final);
+
 /* A server for one client connection (one session, created on first use). The config is copied; sink
  * takes what no message caused (e.g. a refusal of an oversized line) and is never released. NULL on out of
  * memory. */

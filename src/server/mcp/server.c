@@ -413,6 +413,15 @@ void fb_mcp_server_handle(fb_mcp_server *srv, const char *text, size_t len, cons
         release(sink);
 }
 
+int fb_mcp_send_nowhere(void *ctx, const char *line, size_t len, bool final)
+{
+    (void)ctx;
+    (void)line;
+    (void)len;
+    (void)final;
+    return 0;
+}
+
 /* ---- life ---- */
 
 fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, const fb_mcp_sink *sink)

@@ -249,6 +249,10 @@ static json_t *run_result(const fb_mcp_call *c, const char *result_text, size_t 
     return r;
 }
 
+typedef int (*api_fn)(const char *request, size_t len, const fnbox_call_options *o, char **out, size_t *out_len);
+static json_t *run_request(const fb_mcp_call *c, const char *what, json_t *req, api_fn api, fnbox_session *s,
+                           const char *const *keep);
+
 static const char *const k_run_fields[] = {"status", "exitCode", "error", "usage", "compile", NULL};
 
 /* After the API: FNBOX_OK, FNBOX_INVALID_REQUEST and FNBOX_SANDBOX_FAILED carry a result (with the reason);
@@ -286,15 +290,7 @@ static json_t *run_code(const fb_mcp_call *c, json_t *args)
     json_t *in = json_object_get(args, "stdin");
     if (req && json_is_string(in))
         json_object_set(req, "stdin", in);
-    char *text = req ? json_dumps(req, JSON_COMPACT) : NULL, *out = NULL;
-    json_decref(req);
-    if (!text)
-        return NULL;
-    size_t len = 0;
-    fnbox_call_options o = run_options(c);
-    int rc = fnbox_execute(text, strlen(text), &o, &out, &len);
-    free(text);
-    return after_run(c, "run_code", rc, out, len, k_run_fields, NULL);
+    return run_request(c, "run_code", req, fnbox_execute, NULL, k_run_fields);
 }
 
 static json_t *call_function(const fb_mcp_call *c, json_t *args)
@@ -324,15 +320,7 @@ static json_t *call_function(const fb_mcp_call *c, json_t *args)
         if (json_is_null(v))
             json_object_del(req, key);
     }
-    char *text = json_dumps(req, JSON_COMPACT), *out = NULL;
-    json_decref(req);
-    if (!text)
-        return NULL;
-    size_t len = 0;
-    fnbox_call_options o = run_options(c);
-    int rc = fnbox_call(text, strlen(text), &o, &out, &len);
-    free(text);
-    return after_run(c, "call_function", rc, out, len, NULL, NULL);
+    return run_request(c, "call_function", req, fnbox_call, NULL, NULL);
 }
 
 /* The full stream of a capped command, kept as a session file the result names. NULL when it fits. */
@@ -356,6 +344,23 @@ static json_t *keep_full(const fb_mcp_call *c, fnbox_session *s, const char *out
     return extra;
 }
 
+/* req (taken) dumped and run through api, or in session s when s is given (fnbox_session_exec); the tool's
+ * result. exec_command's full output, when cut for the model, is kept in a session file the result names. */
+static json_t *run_request(const fb_mcp_call *c, const char *what, json_t *req, api_fn api, fnbox_session *s,
+                           const char *const *keep)
+{
+    char *text = req ? json_dumps(req, JSON_COMPACT) : NULL, *out = NULL;
+    json_decref(req);
+    if (!text)
+        return NULL;
+    size_t len = 0;
+    fnbox_call_options o = run_options(c);
+    int rc = s ? fnbox_session_exec(s, text, strlen(text), &o, &out, &len) : api(text, strlen(text), &o, &out, &len);
+    free(text);
+    json_t *extra = s && rc == FNBOX_OK && out ? keep_full(c, s, out, len) : NULL;
+    return after_run(c, what, rc, out, len, keep, extra);
+}
+
 static json_t *exec_command(const fb_mcp_call *c, json_t *args)
 {
     static const arg_spec specs[] = {{"command", JSON_STRING, true}, {"cwd", JSON_STRING, false},
@@ -377,16 +382,7 @@ static json_t *exec_command(const fb_mcp_call *c, json_t *args)
     json_t *cwd = json_object_get(args, "cwd");
     if (req && json_is_string(cwd))
         json_object_set(req, "cwd", cwd);
-    char *text = req ? json_dumps(req, JSON_COMPACT) : NULL, *out = NULL;
-    json_decref(req);
-    if (!text)
-        return NULL;
-    size_t len = 0;
-    fnbox_call_options o = run_options(c);
-    int rc = fnbox_session_exec(s, text, strlen(text), &o, &out, &len);
-    free(text);
-    json_t *extra = rc == FNBOX_OK && out ? keep_full(c, s, out, len) : NULL;
-    return after_run(c, "exec_command", rc, out, len, k_run_fields, extra);
+    return run_request(c, "exec_command", req, NULL, s, k_run_fields);
 }
 
 /* ---- files ---- */
