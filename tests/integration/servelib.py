@@ -283,8 +283,8 @@ class Session:
         return self.req("PUT", "/files?path=" + q(path), data if isinstance(data, bytes) else data.encode(),
                         headers={"Content-Type": "application/octet-stream"})
 
-    def get(self, path):
-        return self.req("GET", "/files?path=" + q(path))
+    def get(self, path, **kw):
+        return self.req("GET", "/files?path=" + q(path), **kw)
 
     def rm(self, path):
         return self.req("DELETE", "/files?path=" + q(path))

@@ -28,55 +28,13 @@ import secrets
 import shutil
 import threading
 import time
-import urllib.parse
 
 import pytest
 
 from fnboxlib import host_pids_matching, marker
-from servelib import Server, wait_for
+from servelib import Server, Session, ok, wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the file API's credential switch needs fnbox as root")
-
-
-def q(path):
-    return urllib.parse.quote(path, safe="")
-
-
-class Session:
-    def __init__(self, srv, options=None):
-        self.srv = srv
-        r = srv.request("POST", "/v1/sessions", body=options)
-        assert r.status == 201, r
-        self.id = r.json()["id"]
-        self.base = f"/v1/sessions/{self.id}"
-
-    def req(self, method, suffix="", body=None, **kw):
-        return self.srv.request(method, self.base + suffix, body=body, **kw)
-
-    def cmd(self, command, **extra):
-        r = self.req("POST", "/commands", {"command": command, **extra})
-        assert r.status == 200, r
-        return r.json()
-
-    def put(self, path, data=b"x"):
-        return self.req("PUT", "/files?path=" + q(path), data if isinstance(data, bytes) else data.encode())
-
-    def get(self, path, **kw):
-        return self.req("GET", "/files?path=" + q(path), **kw)
-
-    def rm(self, path):
-        return self.req("DELETE", "/files?path=" + q(path))
-
-    def ls(self, path):
-        return self.req("GET", "/files/list?path=" + q(path))
-
-    def close(self):
-        return self.req("DELETE")
-
-
-def ok(res):
-    assert res["status"] == "success", res
-    return res["stdout"]
 
 
 @pytest.fixture(scope="module")
