@@ -4,7 +4,6 @@ progress then the answer), the refusals (Origin, protocol version, content type,
 cancellation when the client hangs up, and a drain that leaves nothing. The official SDK's client is in
 test_mcp_sdk.py."""
 import json
-import os
 import time
 
 import pytest

@@ -394,5 +394,5 @@ def test_daemons_die_with_their_command(sess):
     # from the session: the next command sees none of them
     out = ok(sess.cmd("for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done"))
     assert mark not in out, out
-    out = ok(sess.cmd(f"python3 - <<'EOF'\nimport os\nprint([p for p in os.listdir('/proc') if p.isdigit()])\nEOF"))
+    out = ok(sess.cmd("python3 - <<'EOF'\nimport os\nprint([p for p in os.listdir('/proc') if p.isdigit()])\nEOF"))
     assert len(eval(out)) <= 4, out  # noqa: S307 (our own list of pids)
