@@ -138,6 +138,9 @@ fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s, bool c
 /* server.c */
 const char *fb_http_header(const fb_http_exchange *x, const char *name);
 
+/* mhd.c: libmicrohttpd loaded (once); -1 with err saying why it cannot be. */
+int fb_http_mhd_load(fb_error *err);
+
 /* cancel.c: what cancels a running execution. */
 int fb_http_client_fd(const fb_http_exchange *x);
 /* The client hung up (for fb_http_admission_start's waiters; ctx is the exchange). */

@@ -474,6 +474,8 @@ static void drain(fb_http_server *srv, int stop_fd)
 
 int fb_http_serve(const fb_http_config *cfg, int stop_fd, fb_error *err)
 {
+    if (fb_http_mhd_load(err) < 0)
+        return -1;
     fb_http_server *srv = server_new(cfg);
     if (!srv)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "server");
