@@ -249,10 +249,6 @@ static json_t *run_result(const fb_mcp_call *c, const char *result_text, size_t 
     return r;
 }
 
-typedef int (*api_fn)(const char *request, size_t len, const fnbox_call_options *o, char **out, size_t *out_len);
-static json_t *run_request(const fb_mcp_call *c, const char *what, json_t *req, api_fn api, fnbox_session *s,
-                           const char *const *keep);
-
 static const char *const k_run_fields[] = {"status", "exitCode", "error", "usage", "compile", NULL};
 
 /* After the API: FNBOX_OK, FNBOX_INVALID_REQUEST and FNBOX_SANDBOX_FAILED carry a result (with the reason);
@@ -270,6 +266,46 @@ static json_t *after_run(const fb_mcp_call *c, const char *what, int rc, char *o
     }
     fnbox_free(out);
     return r;
+}
+
+typedef int (*api_fn)(const char *request, size_t len, const fnbox_call_options *o, char **out, size_t *out_len);
+
+/* The full stream of a capped command, kept as a session file the result names. NULL when it fits. */
+static json_t *keep_full(const fb_mcp_call *c, fnbox_session *s, const char *out, size_t len)
+{
+    static unsigned long counter;
+    json_t *result = json_loadb(out, len, 0, NULL), *extra = json_object();
+    static const char *const names[] = {"stdout", "stderr"}, *const keys[] = {"outputFile", "errorFile"};
+    unsigned long n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+    for (int i = 0; result && extra && i < 2; i++) {
+        json_t *v = json_object_get(result, names[i]);
+        if (!json_is_string(v) || json_string_length(v) <= c->cfg->output_bytes)
+            continue;
+        char path[96];
+        snprintf(path, sizeof path, "/tmp/fnbox-mcp/command-%lu.%s", n, names[i]);
+        if (fnbox_session_write(s, path, strlen(path), json_string_value(v), json_string_length(v), NULL, NULL) ==
+            FNBOX_OK)
+            json_object_set_new(extra, keys[i], json_string(path));
+    }
+    json_decref(result);
+    return extra;
+}
+
+/* req (taken) dumped and run through api, or in session s when s is given (fnbox_session_exec); the tool's
+ * result. exec_command's full output, when cut for the model, is kept in a session file the result names. */
+static json_t *run_request(const fb_mcp_call *c, const char *what, json_t *req, api_fn api, fnbox_session *s,
+                           const char *const *keep)
+{
+    char *text = req ? json_dumps(req, JSON_COMPACT) : NULL, *out = NULL;
+    json_decref(req);
+    if (!text)
+        return NULL;
+    size_t len = 0;
+    fnbox_call_options o = run_options(c);
+    int rc = s ? fnbox_session_exec(s, text, strlen(text), &o, &out, &len) : api(text, strlen(text), &o, &out, &len);
+    free(text);
+    json_t *extra = s && rc == FNBOX_OK && out ? keep_full(c, s, out, len) : NULL;
+    return after_run(c, what, rc, out, len, keep, extra);
 }
 
 static json_t *run_code(const fb_mcp_call *c, json_t *args)
@@ -321,44 +357,6 @@ static json_t *call_function(const fb_mcp_call *c, json_t *args)
             json_object_del(req, key);
     }
     return run_request(c, "call_function", req, fnbox_call, NULL, NULL);
-}
-
-/* The full stream of a capped command, kept as a session file the result names. NULL when it fits. */
-static json_t *keep_full(const fb_mcp_call *c, fnbox_session *s, const char *out, size_t len)
-{
-    static unsigned long counter;
-    json_t *result = json_loadb(out, len, 0, NULL), *extra = json_object();
-    static const char *const names[] = {"stdout", "stderr"}, *const keys[] = {"outputFile", "errorFile"};
-    unsigned long n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
-    for (int i = 0; result && extra && i < 2; i++) {
-        json_t *v = json_object_get(result, names[i]);
-        if (!json_is_string(v) || json_string_length(v) <= c->cfg->output_bytes)
-            continue;
-        char path[96];
-        snprintf(path, sizeof path, "/tmp/fnbox-mcp/command-%lu.%s", n, names[i]);
-        if (fnbox_session_write(s, path, strlen(path), json_string_value(v), json_string_length(v), NULL, NULL) ==
-            FNBOX_OK)
-            json_object_set_new(extra, keys[i], json_string(path));
-    }
-    json_decref(result);
-    return extra;
-}
-
-/* req (taken) dumped and run through api, or in session s when s is given (fnbox_session_exec); the tool's
- * result. exec_command's full output, when cut for the model, is kept in a session file the result names. */
-static json_t *run_request(const fb_mcp_call *c, const char *what, json_t *req, api_fn api, fnbox_session *s,
-                           const char *const *keep)
-{
-    char *text = req ? json_dumps(req, JSON_COMPACT) : NULL, *out = NULL;
-    json_decref(req);
-    if (!text)
-        return NULL;
-    size_t len = 0;
-    fnbox_call_options o = run_options(c);
-    int rc = s ? fnbox_session_exec(s, text, strlen(text), &o, &out, &len) : api(text, strlen(text), &o, &out, &len);
-    free(text);
-    json_t *extra = s && rc == FNBOX_OK && out ? keep_full(c, s, out, len) : NULL;
-    return after_run(c, what, rc, out, len, keep, extra);
 }
 
 static json_t *exec_command(const fb_mcp_call *c, json_t *args)
