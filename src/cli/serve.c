@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -45,6 +46,8 @@ static const char k_help[] =
     "                                cancelled (default 10; 0-3600; fractions allowed)\n"
     "  --mcp-config FILE             /mcp's tools and sessions, as `fnbox mcp --config` takes them\n"
     "  --mcp-origin ORIGIN           a browser Origin /mcp accepts besides loopback ones (repeatable, 16)\n"
+    "  --die-with-parent             stop (as on SIGTERM) when the process that started this one exits:\n"
+    "                                for a client's private server (clients/node, clients/python)\n"
     "  -h, --help                    this help\n"
     "\n"
     "exit status: 0 after a signal, once everything has stopped; 2 for a bad option or configuration\n"
@@ -228,8 +231,26 @@ static void raise_fd_limit(void)
     }
 }
 
+/* A client's private server must not outlive the client, even one killed with SIGKILL: the kernel
+ * sends SIGTERM when the parent goes, and the signalfd turns it into the usual drain. The parent may
+ * already be gone when prctl runs: then getppid() is no longer the pid that started us. */
+static int die_with_parent(void)
+{
+    pid_t parent = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0) {
+        fprintf(stderr, "fnbox serve: --die-with-parent: prctl: %s\n", strerror(errno));
+        return -1;
+    }
+    if (getppid() != parent || parent == 1) {
+        fprintf(stderr, "fnbox serve: --die-with-parent: the parent process has already exited\n");
+        return -1;
+    }
+    return 0;
+}
+
 int cli_serve(int argc, char **argv)
 {
+    bool with_parent = false;
     fb_http_config o = {.listen = DEFAULT_LISTEN, .max_concurrency = cpu_count(), .max_queue = DEFAULT_MAX_QUEUE,
                       .max_sessions = FB_HTTP_DEFAULT_SESSIONS,
                         .max_body = DEFAULT_MAX_BODY, .grace_s = DEFAULT_GRACE_S};
@@ -240,6 +261,10 @@ int cli_serve(int argc, char **argv)
             fputs(k_help, stdout);
             return CLI_EXIT_OK;
         }
+        if (strcmp(argv[i], "--die-with-parent") == 0) {
+            with_parent = true;
+            continue;
+        }
         if (parse_option(&o, argc, argv, &i) < 0) {
             if (o.mcp)
                 fb_mcp_config_free(o.mcp);
@@ -247,7 +272,13 @@ int cli_serve(int argc, char **argv)
         }
     }
     raise_fd_limit();
-    int stop_fd = stop_fd_open();
+    int stop_fd = stop_fd_open(); /* before the parent watch: its SIGTERM must land on the signalfd */
+    if (stop_fd >= 0 && with_parent && die_with_parent() < 0) {
+        close(stop_fd);
+        if (o.mcp)
+            fb_mcp_config_free(o.mcp);
+        return CLI_EXIT_FAILURE;
+    }
     if (stop_fd < 0) {
         fprintf(stderr, "fnbox serve: signalfd: %s\n", strerror(errno));
         if (o.mcp)
