@@ -1,0 +1,1 @@
+export { FnboxError } from './errors.js';
