@@ -82,18 +82,20 @@ fb_http_reply fb_http_reply_error(const fb_error *err);
 fb_http_reply fb_http_reply_json(unsigned status, char *text, size_t len, void (*free_fn)(void *), bool newline);
 fb_http_reply fb_http_reply_text(unsigned status, const char *content_type, char *text, size_t len);
 
-/* handlers.c, call.c, execute.c, piston.c: each route's answer once its request is complete. */
+/* handlers.c, call.c, execute.c, piston.c, sync.c: each route's answer once its request is complete. */
 fb_http_reply fb_http_handle_health(fb_http_exchange *x);
 fb_http_reply fb_http_handle_metrics(fb_http_exchange *x);
 fb_http_reply fb_http_handle_call(fb_http_exchange *x);
 fb_http_reply fb_http_handle_execute(fb_http_exchange *x);
 fb_http_reply fb_http_handle_piston_runtimes(fb_http_exchange *x);
 fb_http_reply fb_http_handle_piston_execute(fb_http_exchange *x);
+fb_http_reply fb_http_handle_sync(fb_http_exchange *x);
 /* At the headers of a route that runs something: what refuses it before its body is read; takes a queue
  * place. */
 int fb_http_call_begin(fb_http_exchange *x, fb_error *err);
 int fb_http_execute_begin(fb_http_exchange *x, fb_error *err);
 int fb_http_piston_begin(fb_http_exchange *x, fb_error *err);
+int fb_http_sync_begin(fb_http_exchange *x, fb_error *err);
 /* session_routes.c */
 fb_http_reply fb_http_handle_sessions(fb_http_exchange *x);
 fb_http_reply fb_http_handle_session(fb_http_exchange *x);

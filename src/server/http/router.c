@@ -38,6 +38,7 @@ static const route k_routes[] = {
     {"GET", "/v1/sessions/{id}/files/list", FB_HTTP_ROUTE_SESSION_LIST, false, false},
     {"HEAD", "/v1/sessions/{id}/files/list", FB_HTTP_ROUTE_SESSION_LIST, false, false},
     {"POST", "/v1/sessions/{id}/sync", FB_HTTP_ROUTE_SESSION_SYNC, false, true},
+    {"POST", "/v1/sync", FB_HTTP_ROUTE_SYNC, false, true},
     {"POST", "/mcp", FB_HTTP_ROUTE_MCP, false, true},
     {"DELETE", "/mcp", FB_HTTP_ROUTE_MCP, false, false},
 };
@@ -60,6 +61,7 @@ static const char *const k_names[FB_HTTP_ROUTE_COUNT] = {
     [FB_HTTP_ROUTE_SESSION_LIST] = "/v1/sessions/{id}/files/list",
     [FB_HTTP_ROUTE_SESSION_SYNC] = "/v1/sessions/{id}/sync",
     [FB_HTTP_ROUTE_MCP] = "/mcp",
+    [FB_HTTP_ROUTE_SYNC] = "/v1/sync",
 };
 
 const char *fb_http_route_name(fb_http_route_id id)

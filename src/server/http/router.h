@@ -21,6 +21,7 @@ typedef enum fb_http_route_id {
     FB_HTTP_ROUTE_SESSION_LIST,    /* GET /v1/sessions/{id}/files/list?path=P */
     FB_HTTP_ROUTE_SESSION_SYNC,    /* POST /v1/sessions/{id}/sync */
     FB_HTTP_ROUTE_MCP,             /* POST, DELETE /mcp (MCP's streamable HTTP) */
+    FB_HTTP_ROUTE_SYNC,            /* POST /v1/sync (fnbox sync) */
     FB_HTTP_ROUTE_COUNT
 } fb_http_route_id;
 

@@ -128,6 +128,7 @@ static fb_http_reply (*const k_handlers[FB_HTTP_ROUTE_COUNT])(fb_http_exchange *
     [FB_HTTP_ROUTE_SESSION_LIST] = fb_http_handle_session_files,
     [FB_HTTP_ROUTE_SESSION_SYNC] = fb_http_handle_session_sync,
     [FB_HTTP_ROUTE_MCP] = fb_http_handle_mcp,
+    [FB_HTTP_ROUTE_SYNC] = fb_http_handle_sync,
 };
 
 /* Only for a request the router matched (refuse_at_headers let it through). */
@@ -158,6 +159,7 @@ static int refuse_at_headers(fb_http_exchange *x, fb_error *err)
     switch (x->match.route) {
     case FB_HTTP_ROUTE_CALL: return fb_http_call_begin(x, err);
     case FB_HTTP_ROUTE_EXECUTE: return fb_http_execute_begin(x, err);
+    case FB_HTTP_ROUTE_SYNC: return fb_http_sync_begin(x, err);
     case FB_HTTP_ROUTE_PISTON_EXECUTE: return fb_http_piston_begin(x, err);
     case FB_HTTP_ROUTE_SESSIONS:
     case FB_HTTP_ROUTE_SESSION_SYNC: return fb_http_sessions_begin(x, err);
