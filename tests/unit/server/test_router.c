@@ -37,6 +37,9 @@ static const row k_rows[] = {
     {"POST", "/v1/call/x", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
     {"POST", "/v1/execute", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_EXECUTE, false, true, ""},
     {"GET", "/v1/execute", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_EXECUTE, false, false, "POST"},
+    {"POST", "/v1/sync", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SYNC, false, true, ""},
+    {"GET", "/v1/sync", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_SYNC, false, false, "POST"},
+    {"POST", "/v1/sync/", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
     {"GET", "/api/v2/runtimes", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_PISTON_RUNTIMES, false, false, ""},
     {"POST", "/mcp", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_MCP, false, true, ""},
     {"DELETE", "/mcp", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_MCP, false, false, ""},
@@ -98,6 +101,7 @@ static void test_names(void **state)
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_CALL), "/v1/call");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_METRICS), "/metrics");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_EXECUTE), "/v1/execute");
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_SYNC), "/v1/sync");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_PISTON_RUNTIMES), "/api/v2/runtimes");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_PISTON_EXECUTE), "/api/v2/execute");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_SESSION_FILES), "/v1/sessions/{id}/files");
