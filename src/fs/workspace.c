@@ -274,7 +274,8 @@ int fb_workspace_collect(fb_workspace *ws, const int *scratch_fd, const char *co
 
 /* ---- sync ---- */
 
-/* The changes inside mounts, copied into in: the rest is scratch space, never the host's. */
+/* The changes inside mounts, copied into in (each with the host entry it was based on): the rest is
+ * scratch space, never the host's. */
 static int changes_in_mounts(const fb_workspace *ws, fb_change_list *in, fb_error *err)
 {
     for (size_t i = 0; i < ws->changes.n; i++) {
@@ -290,6 +291,7 @@ static int changes_in_mounts(const fb_workspace *ws, fb_change_list *in, fb_erro
         if (fb_change_add(in, c->kind, c->type, c->path, c->size, c->mode, content, c->content_len, c->has_content,
                           err) < 0)
             return -1;
+        in->v[in->n - 1].base = c->base; /* what the change was based on: sync refuses it if the host moved on */
     }
     return 0;
 }
