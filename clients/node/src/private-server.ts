@@ -14,6 +14,25 @@ const READY_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 15_000;
 const STDERR_KEEP = 8192;
 
+/* The temp directories of servers not stopped yet: removed when this process exits without stopping them
+ * (the server itself stops then, by --die-with-parent; its directory would stay behind). */
+const liveDirs = new Set<string>();
+let exitHookInstalled = false;
+function removeAtExit(dir: string): void {
+  liveDirs.add(dir);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const d of liveDirs) {
+      try {
+        rmSync(d, { recursive: true, force: true });
+      } catch {
+        /* best effort */
+      }
+    }
+  });
+}
+
 export class PrivateServer {
   readonly http: FnboxHttp;
   readonly #child: ChildProcess;
@@ -25,6 +44,7 @@ export class PrivateServer {
 
   private constructor(binary: string, dir: string) {
     this.#dir = dir;
+    removeAtExit(dir);
     const socket = join(dir, 'fnbox.sock');
     this.#child = spawn(binary, ['serve', '--listen', `unix:${socket}`, '--die-with-parent'], {
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -88,5 +108,6 @@ export class PrivateServer {
       clearTimeout(timer);
     }
     rmSync(this.#dir, { recursive: true, force: true });
+    liveDirs.delete(this.#dir);
   }
 }
