@@ -1,0 +1,1 @@
+"""A local stand-in for the `strands-agents` package (PyPI is unreachable here): only `strands.sandbox`."""
