@@ -56,7 +56,7 @@ export interface ExecutorOptions {
 }
 
 export interface ExecuteOptions {
-  /** Aborting kills the run (local: SIGTERM to `fnbox call`; remote: the connection is closed) and rejects with `FnboxError` type `Aborted`. */
+  /** Aborting kills the run (local: SIGTERM to `fnbox call`; remote: the connection is closed) and rejects with `FnboxError` type `Cancelled`. */
   signal?: AbortSignal;
   /** Each chunk of the function's stdout as it is written (the result still holds all of it). */
   onStdout?: (data: string) => void;
@@ -152,7 +152,7 @@ export class SandboxExecutor extends SeedEventEmitter {
    * Runs one function call. Resolves with fnbox's result whatever the function did (`status` says:
    * `success`, `error`, `crash`, `timeout`, `terminated`; an invalid request is an `error` result of type
    * `InvalidRequest` naming the field). Rejects with a `FnboxError` only when no result came (fnbox not
-   * found, the server unreachable or refusing: `Unauthorized`, `Overloaded`; `Aborted` after `signal`).
+   * found, the server unreachable or refusing: `Unauthorized`, `Overloaded`; `Cancelled` after `signal`).
    */
   async execute<T = unknown>(request: FunctionCallRequest, options: ExecuteOptions = {}): Promise<ExecutionResult<T>> {
     const prepared = prepareRequest(request, this.#defaultWorkdir);

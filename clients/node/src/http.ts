@@ -80,7 +80,7 @@ export function errorFromAnswer(status: number, body: Buffer): FnboxError {
 }
 
 function abortError(): FnboxError {
-  return new FnboxError('Aborted', 'The request was aborted', { code: 'ABORT_ERR' });
+  return new FnboxError('Cancelled', 'cancelled (the signal was aborted): fnbox killed the run', { code: 'ABORT_ERR' });
 }
 
 /** A client of one `fnbox serve`. Connections are kept alive and reused. */

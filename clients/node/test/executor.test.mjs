@@ -752,7 +752,7 @@ def get_user():
         await waitFor(() => descendants(watched).length <= baseline, 5000, 'the run to be killed');
       });
 
-      test('cancellation: aborting the signal kills the run and rejects with Aborted', async () => {
+      test('cancellation: aborting the signal kills the run and rejects with Cancelled', async () => {
         const executor = make();
         const watched = mode === 'local' ? process.pid : server.child.pid;
         const baseline = descendants(watched).length;
@@ -766,13 +766,13 @@ def get_user():
           await waitFor(() => descendants(watched).length > baseline, 5000, 'the run to start');
           await sleep(100);
           controller.abort();
-          await assert.rejects(running, (e) => e instanceof FnboxError && e.type === 'Aborted');
+          await assert.rejects(running, (e) => e instanceof FnboxError && e.type === 'Cancelled');
           assert.ok(Date.now() - started < 5000);
           await waitFor(() => descendants(watched).length <= baseline, 5000, 'the run to be killed');
         }
         const pre = new AbortController();
         pre.abort();
-        await assert.rejects(executor.execute({ language: 'python', code: 'def f(): pass' }, { signal: pre.signal }), { type: 'Aborted' });
+        await assert.rejects(executor.execute({ language: 'python', code: 'def f(): pass' }, { signal: pre.signal }), { type: 'Cancelled' });
       });
 
       test('syncFiles: an invalid mount throws FnboxError InvalidRequest with fnbox\'s message', async () => {

@@ -73,7 +73,7 @@ class ResponseParser:
             self.keep_alive = False
             return [("end",)]
         where = "before the answer" if self.status is None and not self._buf else "in the middle of the answer"
-        raise FnboxConnectionError("the server closed the connection %s" % where, "ConnectionError")
+        raise FnboxConnectionError("the server closed the connection %s" % where, "ConnectionLost")
 
     @property
     def started(self) -> bool:
@@ -276,12 +276,12 @@ class AsyncTransport:
             reader, writer = await with_timeout(coro, self.connect_timeout)
         except (OSError, asyncio.TimeoutError) as exc:
             raise FnboxConnectionError("%s: %s: %s" % (ep.base_url, type(exc).__name__, exc),
-                                       "ConnectionError") from exc
+                                       "ConnectionFailed") from exc
         return _Conn(reader, writer)
 
     async def _acquire(self) -> _Conn:
         if self._closed:
-            raise FnboxConnectionError("the client is closed", "ConnectionError")
+            raise FnboxConnectionError("the client is closed", "Closed")
         while self._idle:
             conn = self._idle.pop()
             if conn.reader.at_eof() or conn.writer.is_closing():
@@ -356,7 +356,7 @@ class AsyncTransport:
                 raise
             except (OSError, asyncio.IncompleteReadError) as exc:
                 raise FnboxConnectionError("%s: %s: %s" % (ep.base_url, type(exc).__name__, exc),
-                                           "ConnectionError") from exc
+                                           "ConnectionLost") from exc
             finally:
                 self._release(conn, reusable)
         raise AssertionError("unreachable")

@@ -88,7 +88,7 @@ class Transport:
     def _connection(self) -> Tuple[http.client.HTTPConnection, bool]:
         """This thread's connection and whether it was used before (then a failed send is retried)."""
         if self._closed:
-            raise FnboxConnectionError("the client is closed", "ConnectionError")
+            raise FnboxConnectionError("the client is closed", "Closed")
         conn = getattr(self._local, "conn", None)
         if conn is not None and conn.sock is not None:
             return conn, True
@@ -177,7 +177,7 @@ class Transport:
                                     "Cancelled") from None
                 if isinstance(exc, (OSError, http.client.HTTPException)) and not isinstance(exc, TimeoutError):
                     raise FnboxConnectionError("%s: %s" % (self.endpoint.base_url, _describe(exc)),
-                                               "ConnectionError") from exc
+                                               "ConnectionFailed") from exc
                 raise
             finally:
                 if watcher:

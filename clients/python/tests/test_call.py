@@ -126,7 +126,7 @@ def test_wrong_token_is_unauthorized(tcp_server):
 def test_unreachable_server_is_a_connection_error(tmp_path):
     with pytest.raises(fnbox.FnboxConnectionError) as e:
         fnbox.call(DIV, base_url="unix:%s" % (tmp_path / "none.sock"))
-    assert isinstance(e.value, ConnectionError) and e.value.type == "ConnectionError"
+    assert isinstance(e.value, ConnectionError) and e.value.type == "ConnectionFailed"
 
 
 def test_missing_binary_is_a_clear_error(monkeypatch, tmp_path):

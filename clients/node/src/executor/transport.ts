@@ -35,7 +35,7 @@ const KILL_GRACE_MS = 5000;
 const STDERR_KEEP = 16384;
 
 export function abortError(): FnboxError {
-  return new FnboxError('Aborted', 'The request was aborted', { code: 'ABORT_ERR' });
+  return new FnboxError('Cancelled', 'cancelled (the signal was aborted): fnbox killed the run', { code: 'ABORT_ERR' });
 }
 
 function isResult(value: unknown): value is ExecutionResult {
