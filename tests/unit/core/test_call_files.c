@@ -284,8 +284,11 @@ static json_t *sync_and_report(call *c, bool call_ok)
 }
 
 /* The function writes rel in the mount's view (what the mount's server does for it); data NULL deletes. */
+/* The function changes rel in the mount's view, as the FUSE server would: the host entry there (if any) is
+ * first noted as the change's base. */
 static void view_put(call *c, const char *rel, const char *data)
 {
+    fb_mountfs_rebase(c->ws.fs[0], rel);
     ov_store *ov = (ov_store *)fb_mountfs_upper(c->ws.fs[0]);
     ov_entry *e = ov_put(ov, rel, data ? OV_FILE : OV_WHITEOUT, data ? 0644 : 0);
     assert_non_null(e);
