@@ -20,7 +20,7 @@
 
 static const char *const k_root_fields[] = {
     "language", "code", "functionName", "args", "kwargs", "schema", "files", "mount", "workdir",
-    "resultOptions", "timeout", "options", "argsMode", "reporting", "permissions", "limits",
+    "resultOptions", "timeout", "options", "argsMode", "autoModeThreshold", "reporting", "permissions", "limits",
 };
 static const char *const k_option_fields[] = {"files", "mount", "workdir", "reporting", "timeout", "permissions",
                                               "limits"};
@@ -414,9 +414,16 @@ int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *er
         parse_language_code(out->root, out, err) < 0 || parse_args(out->root, out, err) < 0 ||
         parse_options(out->root, out, err) < 0 || parse_schema(out->root, out, err) < 0)
         goto fail;
+    /* The seed's transport hints (how its WASM runner passes arguments: stdin or a file, and the size where
+     * auto mode switches). fnbox has one channel with no size wall: accepted for seed code, and ignored. */
     json_t *mode = json_object_get(out->root, "argsMode");
     if (mode && !json_is_string(mode) && !json_is_null(mode)) {
         BAD("argsMode: must be a string, got %s", fb_json_type_name(mode));
+        goto fail;
+    }
+    json_t *threshold = json_object_get(out->root, "autoModeThreshold");
+    if (threshold && !json_is_null(threshold) && !(json_is_number(threshold) && json_number_value(threshold) >= 0)) {
+        BAD("autoModeThreshold: must be a number of bytes (0 or more), got %s", fb_json_type_name(threshold));
         goto fail;
     }
     return 0;

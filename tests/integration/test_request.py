@@ -86,8 +86,20 @@ INVALID = [
     ("files wrong type", json.dumps({**GOOD, "files": 5}), "files"),
     ("resultOptions wrong type", json.dumps({**GOOD, "resultOptions": "yes"}), "resultOptions"),
     ("schema wrong type", json.dumps({**GOOD, "schema": 5}), "schema"),
+    ("argsMode wrong type", json.dumps({**GOOD, "argsMode": 1}), "argsMode"),
+    ("autoModeThreshold wrong type", json.dumps({**GOOD, "autoModeThreshold": "8k"}), "autoModeThreshold"),
+    ("autoModeThreshold negative", json.dumps({**GOOD, "autoModeThreshold": -1}), "autoModeThreshold"),
     ("invalid utf-8", b'{"language": "python", "code": "\xff\xfe"}', None),
 ]
+
+
+def test_seed_transport_hints_are_accepted_and_ignored():
+    """The seed's v0.2 argsMode and autoModeThreshold choose how its WASM runner passes arguments; seed code
+    that sets them runs unchanged (fnbox has one channel, no size wall)."""
+    for hints in ({"argsMode": "auto", "autoModeThreshold": 4096}, {"argsMode": "file", "autoModeThreshold": 0},
+                  {"argsMode": None, "autoModeThreshold": None}):
+        res = call({**GOOD, **hints})
+        assert ok(res) == 3, describe(res.result)
 
 
 @pytest.mark.parametrize("label,raw,word", INVALID, ids=[c[0] for c in INVALID])
