@@ -9,7 +9,7 @@ import inspect
 import ssl
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ._common import NDJSON, Endpoint, auth_headers
+from ._common import NDJSON, Endpoint, Response, auth_headers
 from .errors import FnboxConnectionError, FnboxError
 
 MAX_HEAD = 64 * 1024
@@ -226,15 +226,6 @@ class LineSplitter:
         out = bytes(self._buf)
         self._buf.clear()
         return out
-
-
-class Response:
-    __slots__ = ("status", "headers", "body")
-
-    def __init__(self, status: int, headers: Dict[str, str], body: bytes) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
 
 
 class _Conn:

@@ -9,6 +9,18 @@ from urllib.parse import quote, urlsplit
 
 from .errors import CommandTimeout, FnboxError, InvalidRequest, _from_answer
 
+
+class Response:
+    """One whole HTTP answer (both transports, sync and asyncio)."""
+
+    __slots__ = ("status", "headers", "body")
+
+    def __init__(self, status: int, headers: Dict[str, str], body: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+
 ENV_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 LANGUAGE_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 NDJSON = "application/x-ndjson"

@@ -4,9 +4,9 @@ import http.client
 import socket
 import ssl
 import threading
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
-from ._common import NDJSON, Endpoint, auth_headers
+from ._common import NDJSON, Endpoint, Response, auth_headers
 from .errors import Cancelled, FnboxConnectionError
 
 _RETRYABLE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
@@ -52,15 +52,6 @@ class _UnixConnection(http.client.HTTPConnection):
             sock.close()
             raise
         self.sock = sock
-
-
-class Response:
-    __slots__ = ("status", "headers", "body")
-
-    def __init__(self, status: int, headers: Dict[str, str], body: bytes) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
 
 
 class Transport:
