@@ -25,6 +25,18 @@ static int known_fields(json_t *root, fb_error *err)
     return 0;
 }
 
+static int check_code(const json_t *code, fb_error *err)
+{
+    if (!code)
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "code: missing (the code to run in the kernel)");
+    if (!json_is_string(code))
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "code: must be a string");
+    if (json_string_length(code) > FB_MAX_CODE_BYTES)
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "code: %zu bytes is more than the maximum of %llu",
+                            json_string_length(code), (unsigned long long)FB_MAX_CODE_BYTES);
+    return 0;
+}
+
 int fb_kernel_request_parse(const char *text, size_t len, fb_kernel_request *out, fb_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -38,20 +50,13 @@ int fb_kernel_request_parse(const char *text, size_t len, fb_kernel_request *out
                             jerr.line, jerr.column, jerr.text);
     out->root = root;
     json_t *code = json_object_get(root, "code");
-    int rc = 0;
-    if (!json_is_object(root))
-        rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "request: a JSON object {code, timeout?} was expected");
-    else if (known_fields(root, err) < 0)
-        rc = -1;
-    else if (!code)
-        rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "code: missing (the code to run in the kernel)");
-    else if (!json_is_string(code))
-        rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "code: must be a string");
-    else if (json_string_length(code) > FB_MAX_CODE_BYTES)
-        rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "code: %zu bytes is more than the maximum of %llu",
-                          json_string_length(code), (unsigned long long)FB_MAX_CODE_BYTES);
-    else if (fb_request_timeout_parse(json_object_get(root, "timeout"), &out->timeout_s, err) < 0)
-        rc = -1;
+    int rc = json_is_object(root) ? known_fields(root, err)
+                                  : fb_set_error(err, FB_ERR_INVALID_REQUEST, 0,
+                                                 "request: a JSON object {code, timeout?} was expected");
+    if (rc == 0)
+        rc = check_code(code, err);
+    if (rc == 0)
+        rc = fb_request_timeout_parse(json_object_get(root, "timeout"), &out->timeout_s, err);
     if (rc < 0) {
         fb_kernel_request_free(out);
         return -1;
