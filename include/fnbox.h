@@ -191,6 +191,29 @@ FNBOX_API int fnbox_session_exec(fnbox_session *s, const char *request, size_t r
  * (FNBOX_NOT_FOUND once the session is closed). */
 FNBOX_API int fnbox_session_call(fnbox_session *s, const char *request, size_t request_len,
                                  const fnbox_call_options *options, char **result, size_t *result_len);
+/* Since 0.6. Runs code in the session's kernel for language (docs/internals/kernels.md): a long-lived
+ * interpreter in the session's sandbox (its user, limits, seccomp, Landlock; a PID namespace of its own)
+ * that keeps its state (variables, imports, data) from one execute to the next, as a Jupyter kernel does.
+ * language: "python" (py, python3) or "javascript" (js, node); another is FNBOX_INVALID_REQUEST naming it.
+ * The kernel starts on the first execute. request: {"code": "...", "timeout"?: seconds (default 30, at most
+ * 3600)}. options as for fnbox_session_exec (cancel_fd, output: the execute's stdout and stderr as they
+ * arrive). One execute at a time per kernel: another one waits (its cancel_fd still ends the wait).
+ * *result: {status, success, stdout, stderr, result (the value of the last expression, converted to JSON as
+ * a call's result; null when the code ends in a statement), error {type (the language's class, e.g.
+ * "ZeroDivisionError"), message, stack}, exitCode, kernelRestarted, usage, truncated, meta}. At the timeout
+ * (or cancel) the code is interrupted (SIGINT: Python's KeyboardInterrupt) and the kernel keeps its state:
+ * status "timeout" ("terminated"), kernelRestarted false; if it does not stop within a second it is killed:
+ * kernelRestarted true, its state is lost, the next execute starts a new one. kernelRestarted is also true
+ * when the kernel had died by itself (status "crash" for the execute it died in). Returns as
+ * fnbox_session_exec. */
+FNBOX_API int fnbox_session_kernel_exec(fnbox_session *s, const char *language, const char *request,
+                                        size_t request_len, const fnbox_call_options *options, char **result,
+                                        size_t *result_len);
+/* Kills the session's kernel for language (an execute in progress returns, kernelRestarted true); the next
+ * execute starts a fresh one. A kernel never started: nothing to do, FNBOX_OK. Errors as the file
+ * functions' (FNBOX_INVALID_REQUEST for a language without a kernel). */
+FNBOX_API int fnbox_session_kernel_restart(fnbox_session *s, const char *language, char **error,
+                                           size_t *error_len);
 /* The file at path (absolute, or relative to the workdir; path_len bytes): its bytes in *data (released
  * with fnbox_free; NUL-terminated for convenience, not counted in *data_len). At most 256 MiB. */
 FNBOX_API int fnbox_session_read(fnbox_session *s, const char *path, size_t path_len, char **data,

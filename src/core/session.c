@@ -148,6 +148,7 @@ static int write_files(fnbox_session *s, fb_error *err)
 
 static void session_free(fnbox_session *s)
 {
+    fb_session_kernels_free(s); /* their supervisors run fb_sandbox_exec on s->sb */
     fb_sandbox_destroy(s->sb); /* its FUSE connections end with it: the mounts' servers return */
     fb_workspace_free(&s->ws);
     fb_proxy_free(s->net.proxy);

@@ -12,6 +12,7 @@
 #include "fs/workspace.h"
 #include "net/policy.h"
 #include "net/proxy.h"
+#include "request/limits.h"
 #include "request/session.h"
 #include "sandbox/sandbox.h"
 
@@ -35,6 +36,7 @@ struct fnbox_session {
     bool closing;
     double created_ms, last_used_ms;  /* CLOCK_REALTIME, for info */
     double created_mono, last_used_mono;
+    struct fb_kernel *kernels[FB_KERNEL_MAX_LANGS]; /* session_kernel.c: one per language, made on first use */
 };
 
 /* A call into the session begins (NotFound once it is closing) / ends (it counts as use). */
@@ -69,6 +71,9 @@ typedef struct fb_session_mounted_out {
 } fb_session_mounted_out;
 int fb_session_mounted(fnbox_session *s, fb_mounted_op op, const char *path, const void *data, size_t len,
                        fb_session_mounted_out *out, fb_error *err);
+/* session_kernel.c: kills every kernel, waits for their supervisors, frees them; before the sandbox goes. */
+typedef struct fb_kernel fb_kernel;
+void fb_session_kernels_free(fnbox_session *s);
 /* s with every `from` replaced by `to` (allocated), or NULL when it has none (or out of memory). */
 char *fb_session_replace_all(const char *s, const char *from, const char *to);
 

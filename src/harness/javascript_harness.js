@@ -643,7 +643,10 @@ function lastLineReturned(code, compiles) {
   return lines.join('\n');
 }
 
-async function runBody(code, ctx) {
+const RUN_OPTIONS = { displayErrors: false };
+
+// runOptions: vm's options for the run (a session kernel adds breakOnSigint).
+async function runBody(code, ctx, runOptions) {
   // A script whose completion value is the result; require, module, exports, __filename and __dirname are
   // globals, as in `node -e`.
   const g = globalThis;
@@ -660,7 +663,7 @@ async function runBody(code, ctx) {
     if (!(e instanceof SyntaxError)) throw e;
     if (/\b(?:export|import)\b/.test(e.message)) {
       const cjs = esmToCjs(code);
-      if (cjs !== code) return runBody(cjs, ctx);
+      if (cjs !== code) return runBody(cjs, ctx, runOptions);
     }
     // Top-level `return` or `await`: the body of an async function.  Its own line 0 holds the function head,
     // so the code's line numbers are unchanged.  The last line becomes a `return` when that is safe, for
@@ -683,7 +686,7 @@ async function runBody(code, ctx) {
     const fn = fnScript.runInThisContext();
     return await fn();
   }
-  const result = script.runInThisContext({ displayErrors: false });
+  const result = script.runInThisContext(runOptions || RUN_OPTIONS);
   return isThenable(result) ? await result : result;
 }
 
@@ -728,4 +731,9 @@ async function main() {
   finish();
 }
 
-main();
+if (require.main === module) {
+  main();
+} else {
+  // A session kernel (javascript_kernel.js) loads this file as a module for the same runs and conversions.
+  module.exports = { runBody, serialize, describeThrown, makeContext, USER_FILE };
+}

@@ -8,6 +8,12 @@
 
 #define SAFE_INT_MAX 9007199254740991LL /* 2^53 - 1: the largest integer a JS number holds exactly */
 
+static const char *javascript_kernel(size_t *len)
+{
+    *len = (size_t)fb_harness_javascript_kernel_len;
+    return fb_harness_javascript_kernel;
+}
+
 static const char *javascript_harness(size_t *len)
 {
     *len = (size_t)fb_harness_javascript_len;
@@ -115,5 +121,7 @@ const fb_lang_driver fb_lang_javascript = {
     .exec = fb_lang_interpreter_exec,
     .interpreter = &k_interpreter,
     .harness_source = javascript_harness,
+    .kernel_source = javascript_kernel,
+    .kernel_file = "kernel.js",
     .harness_input = javascript_input,
 };

@@ -112,6 +112,12 @@ struct fb_lang_driver {
      * call input it reads on fd 4 (docs/internals/harness-protocol.md; caller frees; NULL on ENOMEM). */
     const char *(*harness_source)(size_t *len);
     char *(*harness_input)(const fb_lang_call *call, size_t *len);
+
+    /* Session kernels (core/session_kernel.c, docs/internals/kernels.md): the kernel program, started as the
+     * harness is (the interpreter's args and env) from kernel_file, with the harness beside it under the
+     * basename of interpreter->harness_path (the kernel loads it). NULL: the language has no kernel. */
+    const char *(*kernel_source)(size_t *len);
+    const char *kernel_file;
 };
 
 extern const fb_lang_driver fb_lang_python;

@@ -2,6 +2,12 @@
 #include "harness/harness.h"
 #include "lang/lang.h"
 
+static const char *python_kernel(size_t *len)
+{
+    *len = (size_t)fb_harness_python_kernel_len;
+    return fb_harness_python_kernel;
+}
+
 static const char *python_harness(size_t *len)
 {
     *len = (size_t)fb_harness_python_len;
@@ -31,5 +37,7 @@ const fb_lang_driver fb_lang_python = {
     .exec = fb_lang_interpreter_exec,
     .interpreter = &k_interpreter,
     .harness_source = python_harness,
+    .kernel_source = python_kernel,
+    .kernel_file = "kernel.py",
     .harness_input = fb_lang_harness_input,
 };

@@ -67,6 +67,12 @@
 #define FB_SESSION_MAX_LIST_ENTRIES 100000         /* one directory listing */
 #define FB_SESSION_CPU_SECONDS 86400               /* default limits.cpuSeconds (per process): its lifetime */
 
+/* Session kernels (request/kernel.c, core/session_kernel.c, docs/internals/kernels.md) */
+#define FB_KERNEL_START_TIMEOUT_S 30.0             /* for a new kernel to say it is ready */
+#define FB_KERNEL_INTERRUPT_GRACE_MS 1000          /* after SIGINT, before the kernel is killed */
+#define FB_KERNEL_MAX_RESULT_BYTES (64ULL * FB_MiB) /* one execute's result frame */
+#define FB_KERNEL_MAX_LANGS 8                      /* kernels per session: one per language */
+
 /* Compiled languages (core/compile.c, which passes the cache bounds to lang/compile_cache.c): the compile
  * cache and the compiler's own sandbox */
 #define FB_CACHE_MAX_ENTRIES 256                  /* programs + runtime objects in the cache directory */

@@ -31,11 +31,28 @@ static void exec_fds_close(exec_fds *f)
         fb_close(all[i]);
 }
 
-static int exec_fds_open(exec_fds *f, bool input, bool result, fb_error *err)
+/* Takes a caller's own descriptors (fb_sandbox_program.own_io) in place of the pipes we would make. */
+static void take_own_fds(exec_fds *f, const fb_sandbox_program *prog)
 {
+    f->out[1] = prog->own_fds[0];
+    f->err[1] = prog->own_fds[1];
+    f->result = prog->own_fds[2];
+    f->input[0] = prog->own_fds[3];
+}
+
+static int exec_fds_open(exec_fds *f, const fb_sandbox_program *prog, fb_error *err)
+{
+    bool input = prog->input != NULL, result = prog->result_bytes > 0;
+    if (prog->own_io) {
+        take_own_fds(f, prog);
+        if (pipe2(f->report, O_CLOEXEC) < 0)
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "pipe2");
+        input = result = false;
+    }
     if (result && (f->result = memfd_create("fnbox-result", MFD_CLOEXEC)) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "memfd_create(result)");
-    if (pipe2(f->out, O_CLOEXEC) < 0 || pipe2(f->err, O_CLOEXEC) < 0 || pipe2(f->report, O_CLOEXEC) < 0 ||
+    if ((!prog->own_io && (pipe2(f->out, O_CLOEXEC) < 0 || pipe2(f->err, O_CLOEXEC) < 0 ||
+                           pipe2(f->report, O_CLOEXEC) < 0)) ||
         (input && pipe2(f->input, O_CLOEXEC) < 0))
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "pipe2");
     if (input && fcntl(f->input[1], F_SETFL, O_NONBLOCK) < 0)
@@ -65,9 +82,10 @@ static int encode(const fb_sandbox_program *prog, fb_buf *msg, fb_error *err)
     if (argc > FB_SPAWN_MAX_ARGS || envc > FB_SPAWN_MAX_ARGS)
         return fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "more than %d arguments or environment variables",
                             FB_SPAWN_MAX_ARGS);
+    bool input = prog->input || prog->own_io, result = prog->result_bytes || prog->own_io;
     fb_spawn_hdr h = {.tag = 'x',
-                      .flags = (unsigned char)((prog->input ? FB_SPAWN_STDIN : 0) | (prog->result_bytes ? FB_SPAWN_RESULT : 0) |
-                                               (prog->input_on_fd4 ? FB_SPAWN_INPUT4 : 0)),
+                      .flags = (unsigned char)((input ? FB_SPAWN_STDIN : 0) | (result ? FB_SPAWN_RESULT : 0) |
+                                               (prog->input_on_fd4 || prog->own_io ? FB_SPAWN_INPUT4 : 0)),
                       .argc = (unsigned)argc,
                       .envc = (unsigned)envc};
     if (fb_buf_append(msg, &h, sizeof h) < 0 || fb_buf_append(msg, prog->exec_path, strlen(prog->exec_path) + 1) < 0 ||
@@ -108,9 +126,9 @@ static int launch(fb_sandbox *sb, const fb_sandbox_program *prog, exec_fds *f, p
     int rc = encode(prog, &msg, err);
     int fds[FB_SPAWN_FDS] = {f->out[1], f->err[1], f->report[1], f->sock[0]};
     size_t nfds = 4;
-    if (prog->input)
+    if (prog->input || prog->own_io)
         fds[nfds++] = f->input[0];
-    if (prog->result_bytes)
+    if (prog->result_bytes || prog->own_io)
         fds[nfds++] = f->result;
     if (rc == 0)
         rc = fb_sock_send_fds(sb->f.ctl[1], msg.data, msg.len, fds, nfds, err);
@@ -122,6 +140,8 @@ static int launch(fb_sandbox *sb, const fb_sandbox_program *prog, exec_fds *f, p
     fb_close(&f->report[1]);
     fb_close(&f->sock[0]);
     fb_close(&f->input[0]);
+    if (prog->own_io)
+        fb_close(&f->result); /* the caller reads its own end */
     if (rc < 0)
         return -1;
     *init = await_command_init(f->sock[1]);
@@ -152,8 +172,10 @@ int fb_sandbox_exec(fb_sandbox *sb, const fb_sandbox_program *prog, fb_sandbox_o
     exec_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
     pid_t init = -1;
     int rc = -1;
-    if (exec_fds_open(&f, prog->input != NULL, prog->result_bytes > 0, err) < 0 || launch(sb, prog, &f, &init, err) < 0)
+    if (exec_fds_open(&f, prog, err) < 0 || launch(sb, prog, &f, &init, err) < 0)
         goto done;
+    if (prog->on_spawned)
+        prog->on_spawned(prog->spawned_ctx, f.pidfd);
     fb_sandbox_limits lim = sb->spec->limits;
     lim.timeout_s = prog->timeout_s;
     char report[FB_SANDBOX_MAX_SETUP_MSG] = "";

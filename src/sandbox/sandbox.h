@@ -157,6 +157,18 @@ typedef struct fb_sandbox_program {
     void *output_ctx;
     size_t result_bytes;          /* > 0: fd 3 is a result channel, read into outcome.result (at most this) */
     bool input_on_fd4;            /* the input goes to fd 4 (a harness's), stdin is /dev/null */
+    /* A program the caller talks to itself while it runs (a session's kernel): own_fds become the
+     * program's fd 1, 2, 3 and 4 in place of the supervised output pipes, the result memfd and the input
+     * (input, output_bytes, on_output and result_bytes are then unused; stdin is /dev/null). Ownership
+     * passes to fb_sandbox_exec, which closes them once they are sent (also when it fails), so the caller's
+     * other ends see EOF when the program is gone. */
+    bool own_io;
+    int own_fds[4];
+    /* Optional: called on the executing thread once the program's init runs, with a pidfd of that init
+     * (the caller may dup it: a signal sent there can never reach a reused pid). The init forwards SIGINT
+     * to the program, which is how a kernel is interrupted. */
+    void (*on_spawned)(void *ctx, int pidfd);
+    void *spawned_ctx;
 } fb_sandbox_program;
 
 /* Builds the sandbox and leaves its init waiting for programs. -1 with FB_ERR_SANDBOX_SETUP or

@@ -325,6 +325,31 @@ static __attribute__((noreturn)) void init_main(fb_child_ctx *c)
     fb_init_run_program(c);
 }
 
+static volatile pid_t g_program; /* [child] the program a command init forwards SIGINT to */
+
+static void forward_signal(int sig)
+{
+    if (g_program > 0)
+        kill(g_program, sig);
+}
+
+/* [child] A command init is PID 1 of its namespace, and a PID 1 drops every signal it has no handler for:
+ * with this one, a SIGINT sent to it through its pidfd (a session kernel's interrupt) reaches the program. */
+static void forward_sigint(pid_t program)
+{
+    g_program = program;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(SIGINT, &sa, NULL);
+    sigset_t intr; /* we are a clone of a host thread, which may block it (fnbox serve blocks every signal) */
+    sigemptyset(&intr);
+    sigaddset(&intr, SIGINT);
+    sigprocmask(SIG_UNBLOCK, &intr, NULL);
+}
+
 /* [child] The init of one program (of a one-shot sandbox, or of a spawned program's own PID namespace):
  * start it, report how it ended, leave nothing behind. */
 __attribute__((noreturn)) void fb_init_run_program(const fb_child_ctx *c)
@@ -340,6 +365,8 @@ __attribute__((noreturn)) void fb_init_run_program(const fb_child_ctx *c)
     }
     if (pid == 0)
         fb_program_main(c);
+    if (c->serve)
+        forward_sigint(pid);
     for (int i = 0; i < 2; i++)
         if (c->tasks_fd[i] >= 0)
             close(c->tasks_fd[i]);

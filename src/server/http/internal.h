@@ -100,6 +100,7 @@ int fb_http_sync_begin(fb_http_exchange *x, fb_error *err);
 fb_http_reply fb_http_handle_sessions(fb_http_exchange *x);
 fb_http_reply fb_http_handle_session(fb_http_exchange *x);
 fb_http_reply fb_http_handle_session_run(fb_http_exchange *x);
+fb_http_reply fb_http_handle_session_kernel(fb_http_exchange *x);
 fb_http_reply fb_http_handle_session_files(fb_http_exchange *x);
 fb_http_reply fb_http_handle_session_sync(fb_http_exchange *x);
 int fb_http_sessions_begin(fb_http_exchange *x, fb_error *err);
@@ -120,6 +121,7 @@ typedef struct fb_http_run_opts {
     fnbox_api_fn api;             /* fnbox_call or fnbox_execute */
     fnbox_session *session;       /* instead: fnbox_session_exec in this session */
     bool session_call;            /* with session: fnbox_session_call instead */
+    const char *kernel;           /* with session: fnbox_session_kernel_exec in this language's kernel */
     void (*release)(void *ctx);   /* called once the run is over (NULL: nothing) */
     void *release_ctx;
     fnbox_output_fn output;       /* NULL, or told the output as it arrives */
@@ -136,6 +138,9 @@ fb_http_reply fb_http_run_reply(fb_http_exchange *x, fnbox_api_fn api);
  * run may outlive the handler), on every path. */
 fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s, bool call, void (*release)(void *),
                                    void *ctx);
+/* The same with fnbox_session_kernel_exec in s's kernel for language (copied). */
+fb_http_reply fb_http_run_reply_kernel(fb_http_exchange *x, fnbox_session *s, const char *language,
+                                       void (*release)(void *), void *ctx);
 
 /* server.c */
 const char *fb_http_header(const fb_http_exchange *x, const char *name);

@@ -39,6 +39,8 @@ static const route k_routes[] = {
     {"HEAD", "/v1/sessions/{id}/files/list", FB_HTTP_ROUTE_SESSION_LIST, false, false},
     {"POST", "/v1/sessions/{id}/sync", FB_HTTP_ROUTE_SESSION_SYNC, false, true},
     {"POST", "/v1/sync", FB_HTTP_ROUTE_SYNC, false, true},
+    {"POST", "/v1/sessions/{id}/kernels/{lang}/execute", FB_HTTP_ROUTE_SESSION_KERNEL_EXEC, false, true},
+    {"DELETE", "/v1/sessions/{id}/kernels/{lang}", FB_HTTP_ROUTE_SESSION_KERNEL, false, false},
     {"POST", "/mcp", FB_HTTP_ROUTE_MCP, false, true},
     {"DELETE", "/mcp", FB_HTTP_ROUTE_MCP, false, false},
 };
@@ -62,6 +64,8 @@ static const char *const k_names[FB_HTTP_ROUTE_COUNT] = {
     [FB_HTTP_ROUTE_SESSION_SYNC] = "/v1/sessions/{id}/sync",
     [FB_HTTP_ROUTE_MCP] = "/mcp",
     [FB_HTTP_ROUTE_SYNC] = "/v1/sync",
+    [FB_HTTP_ROUTE_SESSION_KERNEL_EXEC] = "/v1/sessions/{id}/kernels/{lang}/execute",
+    [FB_HTTP_ROUTE_SESSION_KERNEL] = "/v1/sessions/{id}/kernels/{lang}",
 };
 
 const char *fb_http_route_name(fb_http_route_id id)
@@ -75,23 +79,39 @@ static void add_allow(fb_http_match *m, const char *method)
     snprintf(m->allow + n, sizeof m->allow - n, "%s%s", n ? ", " : "", method);
 }
 
-/* Whether path fits pattern; a "{id}" segment takes one segment, copied into id. */
-static bool path_match(const char *pattern, const char *path, char id[FB_HTTP_ID_MAX + 1])
+/* Whether path fits pattern, segment by segment; a "{id}" or "{lang}" segment takes any one non-empty
+ * segment (up to its maximum), copied into m. */
+static bool path_match(const char *pattern, const char *path, fb_http_match *m)
 {
-    static const char k_param[] = "{id}";
-    const char *hole = strstr(pattern, k_param);
-    if (!hole)
-        return strcmp(pattern, path) == 0;
-    size_t head = (size_t)(hole - pattern);
-    if (strncmp(pattern, path, head) != 0)
-        return false;
-    const char *seg = path + head;
-    size_t len = strcspn(seg, "/");
-    if (len == 0 || len > FB_HTTP_ID_MAX || strcmp(hole + sizeof k_param - 1, seg + len) != 0)
-        return false;
-    memcpy(id, seg, len);
-    id[len] = '\0';
-    return true;
+    while (*pattern && *path) {
+        size_t plen = strcspn(pattern, "/"), len = strcspn(path, "/");
+        char *hole = NULL;
+        size_t cap = 0;
+        if (plen == 4 && strncmp(pattern, "{id}", 4) == 0) {
+            hole = m->id;
+            cap = FB_HTTP_ID_MAX;
+        } else if (plen == 6 && strncmp(pattern, "{lang}", 6) == 0) {
+            hole = m->lang;
+            cap = FB_HTTP_LANG_MAX;
+        }
+        if (hole) {
+            if (len == 0 || len > cap)
+                return false;
+            memcpy(hole, path, len);
+            hole[len] = '\0';
+        } else if (plen != len || strncmp(pattern, path, len) != 0) {
+            return false;
+        }
+        pattern += plen;
+        path += len;
+        if (*pattern != *path) /* one has a '/' here, the other ends */
+            return false;
+        if (*pattern) {
+            pattern++;
+            path++;
+        }
+    }
+    return *pattern == '\0' && *path == '\0';
 }
 
 void fb_http_route_match(const char *method, const char *path, fb_http_match *m)
@@ -102,7 +122,7 @@ void fb_http_route_match(const char *method, const char *path, fb_http_match *m)
         return;
     for (size_t i = 0; i < NROUTES; i++) {
         const route *r = &k_routes[i];
-        if (!path_match(r->path, path, m->id))
+        if (!path_match(r->path, path, m))
             continue;
         m->route = r->id;
         m->public = r->public;

@@ -22,6 +22,8 @@ typedef enum fb_http_route_id {
     FB_HTTP_ROUTE_SESSION_SYNC,    /* POST /v1/sessions/{id}/sync */
     FB_HTTP_ROUTE_MCP,             /* POST, DELETE /mcp (MCP's streamable HTTP) */
     FB_HTTP_ROUTE_SYNC,            /* POST /v1/sync (fnbox sync) */
+    FB_HTTP_ROUTE_SESSION_KERNEL_EXEC, /* POST /v1/sessions/{id}/kernels/{lang}/execute */
+    FB_HTTP_ROUTE_SESSION_KERNEL,  /* DELETE /v1/sessions/{id}/kernels/{lang} (restart) */
     FB_HTTP_ROUTE_COUNT
 } fb_http_route_id;
 
@@ -33,6 +35,7 @@ typedef enum fb_http_match_kind {
 
 #define FB_HTTP_ALLOW_MAX 64
 #define FB_HTTP_ID_MAX 64 /* an {id} segment longer than this matches no route */
+#define FB_HTTP_LANG_MAX 32 /* nor does a {lang} segment longer than this */
 
 typedef struct fb_http_match {
     fb_http_match_kind kind;
@@ -42,10 +45,12 @@ typedef struct fb_http_match {
     bool takes_body;        /* the route reads a request body */
     char allow[FB_HTTP_ALLOW_MAX]; /* NO_METHOD: "GET, HEAD", the Allow header's value */
     char id[FB_HTTP_ID_MAX + 1];   /* the path's {id} segment, when its pattern has one */
+    char lang[FB_HTTP_LANG_MAX + 1]; /* the path's {lang} segment (a kernel's language), when it has one */
 } fb_http_match;
 
 /* Exact, case-sensitive match of the path (no query string: libmicrohttpd strips it) and the method. A
- * pattern's {id} segment matches any one non-empty segment of at most FB_HTTP_ID_MAX characters. */
+ * pattern's {id} segment matches any one non-empty segment of at most FB_HTTP_ID_MAX characters, its
+ * {lang} segment one of at most FB_HTTP_LANG_MAX. */
 void fb_http_route_match(const char *method, const char *path, fb_http_match *m);
 /* The route's path as metrics label it ("/v1/call", "/v1/sessions/{id}"), "unmatched" for FB_HTTP_ROUTE_NONE. */
 const char *fb_http_route_name(fb_http_route_id id);

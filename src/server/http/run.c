@@ -63,9 +63,11 @@ int fb_http_run_begin(fb_http_exchange *x, const char *takes, fb_error *err)
 }
 
 /* The library function a route runs: api, or in a session its command or call. */
-static int run_api(fnbox_api_fn api, fnbox_session *session, bool call, const char *body, size_t len,
-                   const fnbox_call_options *opts, char **result, size_t *result_len)
+static int run_api(fnbox_api_fn api, fnbox_session *session, bool call, const char *kernel, const char *body,
+                   size_t len, const fnbox_call_options *opts, char **result, size_t *result_len)
 {
+    if (session && kernel)
+        return fnbox_session_kernel_exec(session, kernel, body, len, opts, result, result_len);
     if (session && call)
         return fnbox_session_call(session, body, len, opts, result, result_len);
     if (session)
@@ -83,7 +85,7 @@ int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_
         return -1;
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = watch, .output = o->output,
                                .output_ctx = o->output_ctx};
-    int rc = run_api(o->api, o->session, o->session_call, body, len, &opts, result, result_len);
+    int rc = run_api(o->api, o->session, o->session_call, o->kernel, body, len, &opts, result, result_len);
     close(watch);
     if (rc == FNBOX_NO_RESULT || !*result) {
         fnbox_free(*result);
@@ -128,6 +130,7 @@ typedef struct streamed {
     fnbox_api_fn api;
     fnbox_session *session;
     bool session_call;
+    char kernel[FB_HTTP_LANG_MAX + 1]; /* "" unless a kernel's execute */
     void (*release)(void *ctx);
     void *release_ctx;
 } streamed;
@@ -137,7 +140,8 @@ static int run_streamed(void *ctx, fnbox_output_fn out, void *out_ctx, int cance
 {
     const streamed *st = ctx;
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cancel_fd, .output = out, .output_ctx = out_ctx};
-    return run_api(st->api, st->session, st->session_call, st->body.data, st->body.len, &opts, result, result_len);
+    return run_api(st->api, st->session, st->session_call, st->kernel[0] ? st->kernel : NULL, st->body.data,
+                   st->body.len, &opts, result, result_len);
 }
 
 static void free_streamed(void *ctx)
@@ -164,6 +168,8 @@ static fb_http_reply stream_reply(fb_http_exchange *x, const fb_http_run_opts *o
     *st = (streamed){.body = x->body, .api = o->api, .session = o->session, .session_call = o->session_call,
                      .release = o->release,
                      .release_ctx = o->release_ctx};
+    if (o->kernel)
+        snprintf(st->kernel, sizeof st->kernel, "%s", o->kernel);
     fb_buf_init(&x->body, 0);
     fb_http_stream_spec spec = {.run = run_streamed, .ctx = st, .free_ctx = free_streamed, .count_execution = true};
     return fb_http_stream_reply(x, &spec);
@@ -189,6 +195,13 @@ fb_http_reply fb_http_run_reply_in(fb_http_exchange *x, fnbox_session *s, bool c
                                    void *ctx)
 {
     fb_http_run_opts o = {.session = s, .session_call = call, .release = release, .release_ctx = ctx};
+    return run_reply(x, &o);
+}
+
+fb_http_reply fb_http_run_reply_kernel(fb_http_exchange *x, fnbox_session *s, const char *language,
+                                       void (*release)(void *), void *ctx)
+{
+    fb_http_run_opts o = {.session = s, .kernel = language, .release = release, .release_ctx = ctx};
     return run_reply(x, &o);
 }
 

@@ -129,6 +129,8 @@ static fb_http_reply (*const k_handlers[FB_HTTP_ROUTE_COUNT])(fb_http_exchange *
     [FB_HTTP_ROUTE_SESSION_SYNC] = fb_http_handle_session_sync,
     [FB_HTTP_ROUTE_MCP] = fb_http_handle_mcp,
     [FB_HTTP_ROUTE_SYNC] = fb_http_handle_sync,
+    [FB_HTTP_ROUTE_SESSION_KERNEL_EXEC] = fb_http_handle_session_run,
+    [FB_HTTP_ROUTE_SESSION_KERNEL] = fb_http_handle_session_kernel,
 };
 
 /* Only for a request the router matched (refuse_at_headers let it through). */
@@ -165,7 +167,8 @@ static int refuse_at_headers(fb_http_exchange *x, fb_error *err)
     case FB_HTTP_ROUTE_SESSION_SYNC: return fb_http_sessions_begin(x, err);
     case FB_HTTP_ROUTE_SESSION_COMMANDS:
     case FB_HTTP_ROUTE_SESSION_CODE:
-    case FB_HTTP_ROUTE_SESSION_CALL: return fb_http_session_run_begin(x, err);
+    case FB_HTTP_ROUTE_SESSION_CALL:
+    case FB_HTTP_ROUTE_SESSION_KERNEL_EXEC: return fb_http_session_run_begin(x, err);
     case FB_HTTP_ROUTE_MCP: return fb_http_mcp_begin(x, err);
     default: return 0;
     }

@@ -12,6 +12,7 @@
 #define COMMANDS_TAKES "POST /v1/sessions/{id}/commands takes {command, cwd?, env?, timeout?, stdin?}"
 #define CODE_TAKES "POST /v1/sessions/{id}/code takes {code, language, cwd?, env?, timeout?, stdin?}"
 #define CALL_TAKES "POST /v1/sessions/{id}/call takes a FunctionCallRequest JSON"
+#define KERNEL_TAKES "POST /v1/sessions/{id}/kernels/{language}/execute takes {code, timeout?}"
 
 static fb_http_reply not_found(const fb_http_exchange *x)
 {
@@ -120,6 +121,7 @@ static const char *takes(const fb_http_exchange *x)
     switch (x->match.route) {
     case FB_HTTP_ROUTE_SESSION_CODE: return CODE_TAKES;
     case FB_HTTP_ROUTE_SESSION_CALL: return CALL_TAKES;
+    case FB_HTTP_ROUTE_SESSION_KERNEL_EXEC: return KERNEL_TAKES;
     default: return COMMANDS_TAKES;
     }
 }
@@ -132,7 +134,8 @@ int fb_http_session_run_begin(fb_http_exchange *x, fb_error *err)
 /* The route says which kind of request the body is: a command to /commands, code to /code. */
 static int check_kind(const fb_http_exchange *x, fb_error *err)
 {
-    if (x->match.route == FB_HTTP_ROUTE_SESSION_CALL) /* a FunctionCallRequest: its decoder says what is wrong */
+    /* a FunctionCallRequest, a kernel's {code}: their decoders say what is wrong */
+    if (x->match.route == FB_HTTP_ROUTE_SESSION_CALL || x->match.route == FB_HTTP_ROUTE_SESSION_KERNEL_EXEC)
         return 0;
     json_t *doc = json_loadb(x->body.data, x->body.len, 0, NULL);
     bool code = x->match.route == FB_HTTP_ROUTE_SESSION_CODE;
@@ -174,7 +177,21 @@ static fb_http_reply run(fb_http_exchange *x)
         free(h);
         return not_found(x);
     }
+    if (x->match.route == FB_HTTP_ROUTE_SESSION_KERNEL_EXEC)
+        return fb_http_run_reply_kernel(x, fb_http_session_api(h->e), x->match.lang, release, h);
     return fb_http_run_reply_in(x, fb_http_session_api(h->e), x->match.route == FB_HTTP_ROUTE_SESSION_CALL, release, h);
+}
+
+/* DELETE /v1/sessions/{id}/kernels/{lang}: the kernel restarted (killed now; the next execute starts it). */
+fb_http_reply fb_http_handle_session_kernel(fb_http_exchange *x)
+{
+    fb_http_session *e = fb_http_sessions_get(&x->srv->sessions, x->match.id, x->owner);
+    if (!e)
+        return not_found(x);
+    char *error = NULL;
+    int rc = fnbox_session_kernel_restart(fb_http_session_api(e), x->match.lang, &error, NULL);
+    fb_http_sessions_put(&x->srv->sessions, e);
+    return rc == FNBOX_OK ? empty(MHD_HTTP_NO_CONTENT) : api_error(rc, error);
 }
 
 fb_http_reply fb_http_handle_session_run(fb_http_exchange *x)

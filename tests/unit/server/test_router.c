@@ -67,6 +67,18 @@ static const row k_rows[] = {
     {"GET",
      "/v1/sessions/0123456789012345678901234567890123456789012345678901234567890123456789",
      FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""}, /* an {id} over 64 characters */
+    {"POST", "/v1/sessions/abc/kernels/python/execute", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SESSION_KERNEL_EXEC, false,
+     true, ""},
+    {"DELETE", "/v1/sessions/abc/kernels/python", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_SESSION_KERNEL, false, false, ""},
+    {"GET", "/v1/sessions/abc/kernels/python", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_SESSION_KERNEL, false, false,
+     "DELETE"},
+    {"GET", "/v1/sessions/abc/kernels/python/execute", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_SESSION_KERNEL_EXEC,
+     false, false, "POST"},
+    {"POST", "/v1/sessions/abc/kernels//execute", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"POST", "/v1/sessions/abc/kernels/python/execute/", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"POST", "/v1/sessions/abc/kernels/python/x/execute", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
+    {"POST", "/v1/sessions/abc/kernels/012345678901234567890123456789012/execute", FB_HTTP_MATCH_NO_PATH,
+     FB_HTTP_ROUTE_NONE, false, false, ""}, /* a {lang} over 32 characters */
 };
 
 static void test_table(void **state)
@@ -81,6 +93,20 @@ static void test_table(void **state)
             fail_msg("%s %s: kind %d route %d public %d body %d allow '%s'", r->method, r->path, m.kind, m.route,
                      m.public, m.takes_body, m.allow);
     }
+}
+
+/* Both path parameters come out of the path. */
+static void test_kernel_params(void **state)
+{
+    (void)state;
+    fb_http_match m;
+    fb_http_route_match("POST", "/v1/sessions/s1d/kernels/javascript/execute", &m);
+    assert_int_equal(m.kind, FB_HTTP_MATCH_OK);
+    assert_string_equal(m.id, "s1d");
+    assert_string_equal(m.lang, "javascript");
+    fb_http_route_match("DELETE", "/v1/sessions/x/kernels/py", &m);
+    assert_string_equal(m.id, "x");
+    assert_string_equal(m.lang, "py");
 }
 
 static void test_null(void **state)
@@ -105,6 +131,7 @@ static void test_names(void **state)
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_PISTON_RUNTIMES), "/api/v2/runtimes");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_PISTON_EXECUTE), "/api/v2/execute");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_SESSION_FILES), "/v1/sessions/{id}/files");
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_SESSION_KERNEL_EXEC), "/v1/sessions/{id}/kernels/{lang}/execute");
     assert_string_equal(fb_http_route_name((fb_http_route_id)99), "unmatched");
 }
 
@@ -112,6 +139,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_kernel_params),
         cmocka_unit_test(test_null),
         cmocka_unit_test(test_names),
     };

@@ -1,0 +1,97 @@
+'use strict';
+// fnbox session kernel for JavaScript (docs/internals/kernels.md).
+//
+// Started as `node <dir>/kernel.js` with the call harness at <dir>/harness.js, loaded as a module: cells run
+// and values convert exactly as a call's body does (runBody, serialize, describeThrown).  Frames on fd 4
+// (host -> kernel) and fd 3 (kernel -> host): `<decimal length>\n<payload>`; requests are {"code": "..."},
+// answers the call harness's report (a header line, then the value's JSON text on success), after one
+// {"ready":true} once loaded.  Cells run in this process's global context, so what one defines (top-level
+// const/let included) the next sees, as in the Node REPL.
+const fs = require('fs');
+const net = require('net');
+const path = require('path');
+
+const RESULT_FD = 3;
+const INPUT_FD = 4;
+const MAX_HEADER = 24;
+const harness = require(path.join(__dirname, 'harness.js'));
+const RUN_OPTIONS = { displayErrors: false, breakOnSigint: true };
+
+function send(payload) {
+  const body = Buffer.from(payload, 'utf8');
+  const buf = Buffer.concat([Buffer.from(`${body.length}\n`), body]);
+  let off = 0;
+  while (off < buf.length) off += fs.writeSync(RESULT_FD, buf, off, buf.length - off);
+}
+
+function drained(stream) {
+  // Pipes are written synchronously on Linux; this only waits when one was full.
+  return stream.writableLength ? new Promise((resolve) => stream.once('drain', resolve)) : null;
+}
+
+function cleanStack(stack) {
+  return String(stack).split('\n').filter((l) => !l.includes(__filename)).join('\n');
+}
+
+function errorHeader(e) {
+  const d = harness.describeThrown(e);
+  let type = d.type;
+  if (e && e.code === 'ERR_SCRIPT_EXECUTION_INTERRUPTED') type = 'KeyboardInterrupt';
+  return JSON.stringify({ ok: false, error: { type, message: d.message, stack: cleanStack(d.stack) }, exitCode: 1 }) + '\n';
+}
+
+// The cell being awaited, when SIGINT comes outside vm's own watch (breakOnSigint covers synchronous code).
+let interruptCurrent = null;
+process.on('SIGINT', () => { if (interruptCurrent) interruptCurrent(); });
+// A rejection nobody handles, after its cell has answered: reported on stderr, the kernel goes on.
+process.on('unhandledRejection', (r) => { process.stderr.write(`Uncaught (in promise) ${harness.describeThrown(r).stack || r}\n`); });
+process.on('uncaughtException', (e) => { process.stderr.write(`Uncaught ${harness.describeThrown(e).stack || e}\n`); });
+
+async function runCell(code, ctx) {
+  const interrupted = new Promise((resolve, reject) => {
+    interruptCurrent = () => {
+      const e = new Error('Script execution interrupted.');
+      e.code = 'ERR_SCRIPT_EXECUTION_INTERRUPTED';
+      reject(e);
+    };
+  });
+  let payload;
+  try {
+    const value = await Promise.race([harness.runBody(code, ctx, RUN_OPTIONS), interrupted]);
+    payload = '{"ok":true}\n' + harness.serialize(value);
+  } catch (e) {
+    payload = errorHeader(e);
+  }
+  interruptCurrent = null;
+  for (const s of [process.stdout, process.stderr]) {
+    const wait = drained(s);
+    if (wait) await wait;
+  }
+  send(payload);
+}
+
+function main() {
+  const ctx = harness.makeContext(process.cwd());
+  const input = new net.Socket({ fd: INPUT_FD, readable: true, writable: false });
+  let pending = Buffer.alloc(0);
+  let queue = Promise.resolve();
+  input.on('data', (chunk) => {
+    pending = Buffer.concat([pending, chunk]);
+    for (;;) {
+      const nl = pending.indexOf(10);
+      if (nl < 0 || nl > MAX_HEADER) {
+        if (nl > MAX_HEADER || pending.length > MAX_HEADER) process.exit(70);
+        return;
+      }
+      const len = Number(pending.subarray(0, nl).toString());
+      if (pending.length < nl + 1 + len) return;
+      const req = JSON.parse(pending.subarray(nl + 1, nl + 1 + len).toString('utf8'));
+      pending = pending.subarray(nl + 1 + len);
+      queue = queue.then(() => runCell(typeof req.code === 'string' ? req.code : '', ctx));
+    }
+  });
+  input.on('end', () => process.exit(0));
+  send('{"ready":true}\n');
+}
+
+main();

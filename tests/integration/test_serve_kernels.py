@@ -1,0 +1,123 @@
+"""`fnbox serve` session kernels (docs/internals/kernels.md): POST /v1/sessions/{id}/kernels/{language}/execute
+and DELETE /v1/sessions/{id}/kernels/{language} against the real binary: state kept between executes, kept
+apart between sessions, NDJSON streaming in order, interrupt and restart, bad input named, token ownership,
+and nothing left running once the session and server are gone."""
+import json
+
+import pytest
+
+from fnboxlib import marker
+from servelib import TOKEN, Server, Session, assert_nothing_left, error_of, host_pids_matching
+
+OTHER = "second-token-abcdefghijklmnop"
+
+
+@pytest.fixture(scope="module")
+def token_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("tokens") / "tokens"
+    path.write_text(f"{TOKEN}\n{OTHER}\n")
+    path.chmod(0o600)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def server(token_file):
+    with Server("--token-file", token_file, "--max-concurrency", "4") as srv:
+        yield srv
+
+
+@pytest.fixture
+def sess(server):
+    s = Session(server)
+    yield s
+    s.close()
+
+
+def kexec(s, code, language="python", **extra):
+    r = s.req("POST", f"/kernels/{language}/execute", {"code": code, **extra})
+    assert r.status == 200, r
+    return r.json()
+
+
+def test_state_persists_and_values_convert(sess):
+    assert kexec(sess, "import math\nx = 41")["result"] is None
+    res = kexec(sess, "print('hi')\nx + 1")
+    assert res["status"] == "success" and res["result"] == 42 and res["stdout"] == "hi\n", res
+    assert res["kernelRestarted"] is False, res
+    assert kexec(sess, "({1, 2}, b'hi')")["result"] == [[1, 2], {"base64": "aGk="}]
+    err = kexec(sess, "raise ValueError('bad')")
+    assert err["status"] == "error" and err["error"]["type"] == "ValueError" and err["error"]["message"] == "bad"
+    assert kexec(sess, "let y = 2", "javascript")["status"] == "success"
+    assert kexec(sess, "y * 21", "js")["result"] == 42
+    assert kexec(sess, "x")["result"] == 41
+
+
+def test_sessions_do_not_share_kernels(server):
+    a, b = Session(server), Session(server)
+    try:
+        kexec(a, "secret = 'a-only'")
+        assert kexec(b, "'secret' in globals()")["result"] is False
+        assert kexec(a, "open('/workspace/a.txt', 'w').write('a') and 1")["status"] == "success"
+        assert kexec(b, "import os\nos.path.exists('/workspace/a.txt')")["result"] is False
+    finally:
+        a.close()
+        b.close()
+
+
+def test_streaming_order(sess):
+    r = sess.req("POST", "/kernels/python/execute",
+                 {"code": "import sys\nprint('one', flush=True)\nsys.stderr.write('two\\n')\nprint('three')\n7"},
+                 headers={"Accept": "application/x-ndjson"})
+    assert r.status == 200, r
+    lines = [json.loads(l) for l in r.body.decode().splitlines()]
+    assert lines[-1]["type"] == "result" and lines[-1]["result"] == 7, lines
+    out = "".join(l["data"] for l in lines if l["type"] == "stdout")
+    assert out == "one\nthree\n" and [l["type"] for l in lines].count("result") == 1, lines
+    assert "".join(l["data"] for l in lines if l["type"] == "stderr") == "two\n"
+
+
+def test_interrupt_and_restart(sess):
+    kexec(sess, "kept = 1")
+    res = kexec(sess, "while True: pass", timeout=0.3)
+    assert res["status"] == "timeout" and res["kernelRestarted"] is False, res
+    assert kexec(sess, "kept")["result"] == 1
+    res = kexec(sess, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass", timeout=0.3)
+    assert res["status"] == "timeout" and res["kernelRestarted"] is True, res
+    assert kexec(sess, "'kept' in globals()")["result"] is False
+    kexec(sess, "again = 1")
+    r = sess.req("DELETE", "/kernels/python")
+    assert r.status == 204, r
+    assert kexec(sess, "'again' in globals()")["result"] is False
+
+
+def test_bad_input_names_the_field(server, sess):
+    def bad(body, field, language="python", status=400, etype="InvalidRequest"):
+        r = sess.req("POST", f"/kernels/{language}/execute", body)
+        msg = error_of(r, status, etype)
+        assert field in msg, msg
+    bad({}, "code")
+    bad({"code": 1}, "code")
+    bad({"code": "1", "timeout": "soon"}, "timeout")
+    bad({"code": "1", "language": "python"}, "language")
+    bad({"code": "1"}, "cobol", language="cobol")
+    r = sess.req("DELETE", "/kernels/cobol")
+    assert "cobol" in error_of(r, 400, "InvalidRequest")
+    error_of(server.request("POST", "/v1/sessions/0123abcd/kernels/python/execute", {"code": "1"}, token=TOKEN), 404,
+             "NotFound")
+    error_of(server.request("DELETE", "/v1/sessions/0123abcd/kernels/python", token=TOKEN), 404, "NotFound")
+    error_of(sess.req("POST", "/kernels/python/execute", {"code": "1"}, token=OTHER), 404, "NotFound")
+    error_of(sess.req("DELETE", "/kernels/python", token=OTHER), 404, "NotFound")
+    error_of(server.request("POST", sess.base + "/kernels/python/execute", {"code": "1"}), 401, "Unauthorized")
+
+
+def test_closing_the_session_leaves_nothing(token_file):
+    mark = marker()
+    with Server("--token-file", token_file) as srv:
+        s = Session(srv)
+        code = (f"import subprocess, sys\np = subprocess.Popen([sys.executable, '-c', 'import time\\ntime.sleep(120)', "
+                f"{mark!r}])\np.pid")
+        assert kexec(s, code)["status"] == "success"
+        assert host_pids_matching(mark), "the kernel's child is not running: the test would prove nothing"
+        assert s.close().status == 204
+        srv.stop()
+    assert_nothing_left(srv, mark)

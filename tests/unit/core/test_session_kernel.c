@@ -1,0 +1,287 @@
+/* Session kernels through the public C API, on the real kernel with real interpreters: state persists
+ * between executes, two sessions never share it, interrupts keep it (KeyboardInterrupt) or lose it (a
+ * kernel that ignores SIGINT is killed: kernelRestarted), restart, output, last-expression values
+ * converted as call results are, exceptions with the language's type, bad input named. */
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fnbox.h"
+
+static fnbox_session *open_session(void)
+{
+    fnbox_session *s = NULL;
+    char *error = NULL;
+    int rc = fnbox_session_open("", 0, &s, &error, NULL);
+    if (rc != FNBOX_OK)
+        fprintf(stderr, "open: %s\n", error ? error : "(no error)");
+    assert_int_equal(rc, FNBOX_OK);
+    fnbox_free(error);
+    return s;
+}
+
+typedef struct chunks {
+    char text[4096];
+} chunks;
+
+static void collect(void *ctx, const char *stream, const char *data, size_t len)
+{
+    chunks *c = ctx;
+    size_t n = strlen(c->text);
+    snprintf(c->text + n, sizeof c->text - n, "%s:%.*s|", stream, (int)len, data);
+}
+
+/* Runs code in the kernel; returns the parsed result (caller decrefs). */
+static json_t *run_opts(fnbox_session *s, const char *lang, const char *code, double timeout, int want_rc,
+                        const fnbox_call_options *opts)
+{
+    json_t *req = timeout > 0 ? json_pack("{s:s, s:f}", "code", code, "timeout", timeout) : json_pack("{s:s}", "code", code);
+    char *text = json_dumps(req, 0);
+    json_decref(req);
+    char *result = NULL;
+    size_t len = 0;
+    int rc = fnbox_session_kernel_exec(s, lang, text, strlen(text), opts, &result, &len);
+    if (rc != want_rc)
+        fprintf(stderr, "kernel %s %s: %d %s\n", lang, text, rc, result ? result : "");
+    free(text);
+    assert_int_equal(rc, want_rc);
+    json_t *doc = json_loadb(result, len, 0, NULL);
+    assert_non_null(doc);
+    fnbox_free(result);
+    return doc;
+}
+
+static json_t *run(fnbox_session *s, const char *lang, const char *code)
+{
+    return run_opts(s, lang, code, 0, FNBOX_OK, NULL);
+}
+
+static const char *str(json_t *doc, const char *key)
+{
+    json_t *v = json_object_get(doc, key);
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static const char *error_type(json_t *doc)
+{
+    return str(json_object_get(doc, "error"), "type");
+}
+
+/* The result's `result` as compact JSON text (static buffer). */
+static const char *value(json_t *doc)
+{
+    static char text[1024];
+    char *d = json_dumps(json_object_get(doc, "result"), JSON_COMPACT | JSON_ENCODE_ANY);
+    snprintf(text, sizeof text, "%s", d ? d : "(none)");
+    free(d);
+    return text;
+}
+
+static bool restarted(json_t *doc)
+{
+    return json_is_true(json_object_get(doc, "kernelRestarted"));
+}
+
+static void test_state_persists_python(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_t *r = run(s, "python", "import math\nx = 41");
+    assert_string_equal(str(r, "status"), "success");
+    assert_string_equal(value(r), "null");
+    assert_false(restarted(r));
+    json_decref(r);
+    r = run(s, "python", "x + 1");
+    assert_string_equal(value(r), "42");
+    json_decref(r);
+    r = run(s, "py", "math.floor(math.pi * 100)");
+    assert_string_equal(value(r), "314");
+    json_decref(r);
+    /* non-JSON values converted as call results are */
+    r = run(s, "python", "import datetime\n({1, 2}, b'hi', datetime.date(2024, 1, 2), float('nan'))");
+    assert_string_equal(value(r), "[[1,2],{\"base64\":\"aGk=\"},\"2024-01-02\",null]");
+    json_decref(r);
+    r = run(s, "python", "print('out'); import sys; print('err', file=sys.stderr); 7");
+    assert_string_equal(str(r, "stdout"), "out\n");
+    assert_string_equal(str(r, "stderr"), "err\n");
+    assert_string_equal(value(r), "7");
+    json_decref(r);
+    r = run(s, "python", "1/0");
+    assert_string_equal(str(r, "status"), "error");
+    assert_string_equal(error_type(r), "ZeroDivisionError");
+    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "user_code.py"));
+    json_decref(r);
+    r = run(s, "python", "x");
+    assert_string_equal(value(r), "41");
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
+static void test_state_persists_javascript(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_t *r = run(s, "javascript", "let x = 41; globalThis.y = 1");
+    assert_string_equal(str(r, "status"), "success");
+    json_decref(r);
+    r = run(s, "js", "x + y");
+    assert_string_equal(value(r), "42");
+    json_decref(r);
+    r = run(s, "node", "console.log('hi'); new Map([['a', 1n]])");
+    assert_string_equal(str(r, "stdout"), "hi\n");
+    assert_string_equal(value(r), "{\"a\":1}");
+    json_decref(r);
+    r = run(s, "javascript", "await new Promise((res) => setTimeout(() => res(x * 2), 5))");
+    assert_string_equal(value(r), "82");
+    json_decref(r);
+    r = run(s, "javascript", "null.foo");
+    assert_string_equal(error_type(r), "TypeError");
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
+static void test_sessions_are_isolated(void **state)
+{
+    (void)state;
+    fnbox_session *a = open_session(), *b = open_session();
+    json_decref(run(a, "python", "secret = 'only-in-a'"));
+    json_t *r = run(b, "python", "'secret' in globals()");
+    assert_string_equal(value(r), "false");
+    json_decref(r);
+    /* nor can b's kernel see a's processes: its PID namespace holds only itself */
+    r = run(b, "python", "import os\nsorted(int(p) for p in os.listdir('/proc') if p.isdigit())");
+    assert_string_equal(value(r), "[1,2]");
+    json_decref(r);
+    fnbox_session_close(a);
+    fnbox_session_close(b);
+}
+
+static void test_interrupt_keeps_state(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_decref(run(s, "python", "kept = 'yes'"));
+    json_t *r = run_opts(s, "python", "while True: pass", 0.3, FNBOX_OK, NULL);
+    assert_string_equal(str(r, "status"), "timeout");
+    assert_false(restarted(r));
+    json_decref(r);
+    r = run(s, "python", "import time\nkept");
+    assert_string_equal(value(r), "\"yes\"");
+    json_decref(r);
+    r = run_opts(s, "python", "time.sleep(100)", 0.3, FNBOX_OK, NULL);
+    assert_string_equal(str(r, "status"), "timeout");
+    assert_false(restarted(r));
+    json_decref(r);
+    json_decref(run(s, "javascript", "var kept = 'js'"));
+    r = run_opts(s, "javascript", "while (true) {}", 0.3, FNBOX_OK, NULL);
+    assert_string_equal(str(r, "status"), "timeout");
+    assert_false(restarted(r));
+    json_decref(r);
+    r = run(s, "javascript", "kept");
+    assert_string_equal(value(r), "\"js\"");
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
+static void test_ignored_sigint_restarts(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_decref(run(s, "python", "lost = 1"));
+    json_t *r = run_opts(s, "python", "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass",
+                         0.3, FNBOX_OK, NULL);
+    assert_string_equal(str(r, "status"), "timeout");
+    assert_true(restarted(r));
+    json_decref(r);
+    r = run(s, "python", "'lost' in globals()");
+    assert_string_equal(value(r), "false");
+    assert_false(restarted(r));
+    json_decref(r);
+    /* a kernel that dies by itself: the execute crashes, the next one starts afresh and says so */
+    r = run(s, "python", "import os\nos._exit(3)");
+    assert_true(restarted(r));
+    assert_string_not_equal(str(r, "status"), "success");
+    json_decref(r);
+    r = run(s, "python", "1 + 1");
+    assert_string_equal(value(r), "2");
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
+static void test_restart_and_bad_input(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    char *error = NULL;
+    assert_int_equal(fnbox_session_kernel_restart(s, "python", &error, NULL), FNBOX_OK); /* never started */
+    json_decref(run(s, "python", "gone = 1"));
+    assert_int_equal(fnbox_session_kernel_restart(s, "python", &error, NULL), FNBOX_OK);
+    json_t *r = run(s, "python", "'gone' in globals()");
+    assert_string_equal(value(r), "false");
+    json_decref(r);
+    assert_int_equal(fnbox_session_kernel_restart(s, "cobol", &error, NULL), FNBOX_INVALID_REQUEST);
+    assert_non_null(strstr(error, "cobol"));
+    fnbox_free(error);
+    char *result = NULL;
+    size_t len = 0;
+    const char *bad[][2] = {{"{}", "code"}, {"{\"code\": 1}", "code"}, {"{\"code\": \"1\", \"timeout\": \"x\"}", "timeout"},
+                            {"{\"code\": \"1\", \"args\": []}", "args"}, {"[", "malformed"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(fnbox_session_kernel_exec(s, "python", bad[i][0], strlen(bad[i][0]), NULL, &result, &len),
+                         FNBOX_INVALID_REQUEST);
+        assert_non_null(strstr(result, bad[i][1]));
+        fnbox_free(result);
+    }
+    assert_int_equal(fnbox_session_kernel_exec(s, "ruby", "{\"code\": \"1\"}", 13, NULL, &result, &len),
+                     FNBOX_INVALID_REQUEST);
+    assert_non_null(strstr(result, "ruby"));
+    fnbox_free(result);
+    fnbox_session_close(s);
+}
+
+static void test_output_streams_and_cancel(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    chunks c = {{0}};
+    fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = -1, .output = collect, .output_ctx = &c};
+    json_t *r = run_opts(s, "python", "print('a', flush=True)\nimport sys\nsys.stderr.write('b')\n3", 0, FNBOX_OK, &opts);
+    assert_string_equal(value(r), "3");
+    assert_non_null(strstr(c.text, "stdout:a\n|"));
+    assert_non_null(strstr(c.text, "stderr:b|"));
+    json_decref(r);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(write(p[1], "x", 1), 1);
+    fnbox_call_options cancel = {.size = sizeof cancel, .cancel_fd = p[0]};
+    r = run_opts(s, "python", "while True: pass", 0, FNBOX_OK, &cancel);
+    assert_string_equal(str(r, "status"), "terminated");
+    assert_false(restarted(r));
+    json_decref(r);
+    close(p[0]);
+    close(p[1]);
+    fnbox_session_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_state_persists_python),
+        cmocka_unit_test(test_state_persists_javascript),
+        cmocka_unit_test(test_sessions_are_isolated),
+        cmocka_unit_test(test_interrupt_keeps_state),
+        cmocka_unit_test(test_ignored_sigint_restarts),
+        cmocka_unit_test(test_restart_and_bad_input),
+        cmocka_unit_test(test_output_streams_and_cancel),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
