@@ -279,6 +279,12 @@ class Session:
         assert r.status == 200, r
         return r.json()
 
+    def kernel(self, code, language="python", **extra):
+        """An execute in the session's kernel for language (state kept between them)."""
+        r = self.req("POST", f"/kernels/{language}/execute", {"code": code, **extra})
+        assert r.status == 200, r
+        return r.json()
+
     def put(self, path, data):
         return self.req("PUT", "/files?path=" + q(path), data if isinstance(data, bytes) else data.encode(),
                         headers={"Content-Type": "application/octet-stream"})

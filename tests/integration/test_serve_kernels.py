@@ -34,9 +34,7 @@ def sess(server):
 
 
 def kexec(s, code, language="python", **extra):
-    r = s.req("POST", f"/kernels/{language}/execute", {"code": code, **extra})
-    assert r.status == 200, r
-    return r.json()
+    return s.kernel(code, language, **extra)
 
 
 def test_state_persists_and_values_convert(sess):

@@ -19,6 +19,10 @@ never committed; the switches by a -DFB_DEFENCE_SWITCHES build with FNBOX_DISABL
     (test_fifo_and_devices_return_promptly).
   - src/sandbox/serve.c fb_init_serve's CLONE_NEWPID per command (switch "pidns"): the daemons survive
     their command (test_daemons_die_with_their_command).
+  - session kernels are programs of their session's sandbox (core/session_kernel.c through
+    fb_sandbox_exec, in a PID namespace of their own like a command): test_kernels_are_their_sessions_own
+    carries its control (what session B must not find, session A's own command does find) and checks from
+    the host that the kernel's child dies with the session.
   - the session's cgroup memory limit (switch "memory"): the memory bomb completes
     (test_memory_bomb_in_one_session_does_not_stall_another). The pids limit was not removed: an unbounded
     fork bomb is not run on a shared host.
@@ -396,3 +400,40 @@ def test_daemons_die_with_their_command(sess):
     assert mark not in out, out
     out = ok(sess.cmd("python3 - <<'EOF'\nimport os\nprint([p for p in os.listdir('/proc') if p.isdigit()])\nEOF"))
     assert len(eval(out)) <= 4, out  # noqa: S307 (our own list of pids)
+
+
+def test_kernels_are_their_sessions_own(server):
+    """Session A's kernel holds a secret in memory, in a file and in a running child process; session B's
+    kernel and commands find none of it, while A's own command finds the file (the probe works). Closing A
+    kills the kernel's child: nothing it started outlives the session (seen from the host)."""
+    a, b = Session(server), Session(server)
+    mark = marker()
+    try:
+        r = a.kernel(f"import subprocess, shutil\nsecret = '{mark}'\nopen('/tmp/{mark}', 'w').write(secret)\n"
+                     f"shutil.copy('/bin/sleep', '/tmp/k{mark}')\n"
+                     f"child = subprocess.Popen(['/tmp/k{mark}', '30'])\nchild.pid > 0")
+        assert r["status"] == "success" and r["result"] is True, r
+        wait_for(lambda: host_pids_matching("k" + mark), timeout=10, what="A's kernel child running")
+        assert mark in ok(a.cmd(f"cat /tmp/{mark}")), "the control: A's own command sees A's kernel's file"
+        probe = ("import os, glob\n"
+                 "found = [k for k, v in list(globals().items()) if k != 'M' and isinstance(v, str) and M in v]\n"
+                 "for p in glob.glob('/proc/[0-9]*/cmdline'):\n"
+                 "    try:\n        found += [p] if M.encode() in open(p, 'rb').read() else []\n"
+                 "    except OSError:\n        pass\n"
+                 "for d in ('/tmp', '/workspace', '/dev/shm'):\n"
+                 "    found += [n for n in (os.listdir(d) if os.path.isdir(d) else []) if M in n]\n"
+                 "found")
+        # M is built from two halves: no command line or source text of B's holds the mark whole
+        define = "M = ''.join(['" + mark[:4] + "', '" + mark[4:] + "'])\n"
+        found = a.kernel(define + probe)
+        assert found["status"] == "success" and len(found["result"]) >= 4, ("the control: A finds its own", found)
+        r = b.kernel(define + probe)
+        assert r["status"] == "success" and r["result"] == [], r
+        out = b.cmd('ls /tmp /workspace; for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < $f; echo; done',
+                    env={"M": mark})
+        assert mark not in out["stdout"], out
+        assert b.get(f"/tmp/{mark}").status == 404
+    finally:
+        a.close()
+        b.close()
+    wait_for(lambda: not host_pids_matching("k" + mark), timeout=10, what="the kernel's child gone with its session")
