@@ -87,6 +87,40 @@ export interface FnboxSandboxOptions {
   sessionOptions?: FnboxSessionOptions;
 }
 
+/** Options of `FnboxSandbox.runCode`. */
+export interface RunCodeOptions {
+  /** `python` (`py`, `python3`) or `javascript` (`js`, `node`) with `kernel`; without it, any language
+   * `executeCode` takes. Default `python`. */
+  language?: string;
+  /** Run in the session's long-lived interpreter of that language (default true): variables, imports and
+   * loaded data stay for the next `runCode`. `false`: a fresh process, as `executeCode`. */
+  kernel?: boolean;
+  /** Seconds (default 3600, the server's maximum). A kernel's code is interrupted at the timeout and its
+   * state kept; code that ignores the interrupt is killed with its kernel (`kernelRestarted` on the error). */
+  timeout?: number;
+  /** Aborting it hangs up: the server interrupts the code (a kernel keeps its state) and this rejects with
+   * `SandboxAbortError`. */
+  signal?: AbortSignal;
+  /** Called with each piece of the output as it comes. */
+  onStdout?: (data: string) => void;
+  onStderr?: (data: string) => void;
+}
+
+/** What `FnboxSandbox.runCode` resolves to, whatever the code did. */
+export interface CodeRunResult {
+  /** `success`, `error` (the code threw), `crash` (the interpreter died)... */
+  status: string;
+  /** The last expression's value, converted to JSON as a call's result (kernel only; else undefined). */
+  result: unknown;
+  /** The code's exception `{type, message, stack}` (kernel), or undefined. */
+  error: { type: string; message: string; stack?: string } | undefined;
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  /** The kernel was started afresh for this run or killed by it: earlier state is gone. */
+  kernelRestarted: boolean;
+}
+
 interface Connection {
   http: FnboxHttp;
   server: PrivateServer | undefined;
@@ -335,6 +369,114 @@ export class FnboxSandbox extends Sandbox {
     }
     const exitCode = typeof result.exitCode === 'number' ? result.exitCode : 1;
     yield { type: 'executionResult', exitCode, stdout, stderr, outputFiles: [] };
+  }
+
+  /**
+   * Runs `code` and resolves to `{status, result, error, stdout, stderr, exitCode, kernelRestarted}` whatever
+   * the code did: its exception is `error` (`{type, message, stack}`), not a rejection. With `kernel` (the
+   * default) the code runs in the session's long-lived `python` or `javascript` interpreter, which keeps
+   * its state between runs (as a Jupyter kernel) and `result` is the last expression's value; with
+   * `kernel: false` it runs as `executeCode` does (a fresh process; `result` undefined). A timeout rejects with
+   * the SDK's `SandboxTimeoutError` (the partial output on it, and `kernelRestarted`), an aborted `signal` with
+   * `SandboxAbortError`; a request refused before it ran (an unknown kernel language...) with a `FnboxError`.
+   * (The SDK's `executeCode` stays stateless: kernels are only here.)
+   */
+  async runCode(code: string, options: RunCodeOptions = {}): Promise<CodeRunResult> {
+    const language = options.language ?? 'python';
+    const kernel = options.kernel ?? true;
+    const { signal, onStdout, onStderr } = options;
+    if (typeof code !== 'string') throw new FnboxError('InvalidArgument', 'runCode: code must be a string');
+    if (!LANGUAGE_PATTERN.test(language)) {
+      throw new Error(`language parameter contains invalid characters: ${language}`);
+    }
+    if (!kernel) {
+      let stdout = '';
+      let stderr = '';
+      let exitCode = 1;
+      const execOptions: ExecuteOptions = {};
+      if (options.timeout !== undefined) execOptions.timeout = options.timeout;
+      if (signal !== undefined) execOptions.signal = signal;
+      for await (const item of this.executeCodeStreaming(code, language, execOptions)) {
+        if (item.type === 'streamChunk') {
+          if (item.streamType === 'stdout') onStdout?.(item.data);
+          else onStderr?.(item.data);
+        } else {
+          ({ stdout, stderr, exitCode } = item);
+        }
+      }
+      return { status: exitCode === 0 ? 'success' : 'error', result: undefined, error: undefined, stdout, stderr, exitCode, kernelRestarted: false };
+    }
+    if (signal?.aborted) throw new SandboxAbortError();
+    const timeout = options.timeout ?? MAX_TIMEOUT_SECONDS;
+    let conn: Connection;
+    try {
+      conn = await this.#connect();
+    } catch (err) {
+      if (signal?.aborted) throw new SandboxAbortError();
+      throw err;
+    }
+    if (signal?.aborted) throw new SandboxAbortError();
+
+    let streamedOut = '';
+    let streamedErr = '';
+    let result: (RunResult & { result?: unknown; kernelRestarted?: boolean; error?: { type?: string; message?: string; stack?: string } }) | undefined;
+    try {
+      const path = `/v1/sessions/${conn.id}/kernels/${encodeURIComponent(language)}/execute`;
+      for await (const event of conn.http.stream('POST', path, { body: { code, timeout }, signal })) {
+        if (event.type === 'stdout' || event.type === 'stderr') {
+          if (event.data === '') continue;
+          if (event.type === 'stdout') {
+            streamedOut += event.data;
+            onStdout?.(event.data);
+          } else {
+            streamedErr += event.data;
+            onStderr?.(event.data);
+          }
+        } else if (event.type === 'result') {
+          result = event as typeof result;
+        }
+      }
+    } catch (err) {
+      if (!result) {
+        if (signal?.aborted) throw new SandboxAbortError();
+        throw remap(err);
+      }
+    }
+    if (!result) throw new FnboxError('ConnectionLost', 'fnbox serve ended the stream without a result');
+
+    const stdout = typeof result.stdout === 'string' ? result.stdout : streamedOut;
+    const stderr = typeof result.stderr === 'string' ? result.stderr : streamedErr;
+    const kernelRestarted = result.kernelRestarted === true;
+    const status = String(result.status ?? 'error');
+    if (status === 'timeout') throw Object.assign(timeoutError(timeout, stdout, stderr), { kernelRestarted });
+    if (status === 'terminated' && signal?.aborted) throw new SandboxAbortError();
+    const err = result.error && typeof result.error === 'object' ? result.error : undefined;
+    if (err && ['InvalidRequest', 'SandboxSetupFailed', 'KernelFeatureMissing', 'Overloaded'].includes(String(err.type))) {
+      throw new FnboxError(String(err.type), String(err.message ?? 'fnbox could not run the code'));
+    }
+    /* output past what was streamed (after a `dropped` line): the callbacks always add up to stdout/stderr */
+    if (stdout.length > streamedOut.length && stdout.startsWith(streamedOut)) onStdout?.(stdout.slice(streamedOut.length));
+    if (stderr.length > streamedErr.length && stderr.startsWith(streamedErr)) onStderr?.(stderr.slice(streamedErr.length));
+    return {
+      status,
+      result: result.result,
+      error: err ? { type: String(err.type ?? 'Error'), message: String(err.message ?? ''), ...(typeof err.stack === 'string' ? { stack: err.stack } : {}) } : undefined,
+      stdout,
+      stderr,
+      exitCode: typeof result.exitCode === 'number' ? result.exitCode : status === 'success' ? 0 : 1,
+      kernelRestarted,
+    };
+  }
+
+  /** Restarts the session's kernel of `language` (default `python`): its state is lost, the next `runCode`
+   * starts a fresh one. A kernel never started: nothing to do. */
+  async restartKernel(language = 'python'): Promise<void> {
+    if (!LANGUAGE_PATTERN.test(language)) {
+      throw new Error(`language parameter contains invalid characters: ${language}`);
+    }
+    const conn = await this.#connect();
+    const res = await conn.http.raw('DELETE', `/v1/sessions/${conn.id}/kernels/${encodeURIComponent(language)}`);
+    if (res.status < 200 || res.status > 299) throw answerError(res);
   }
 
   /** The file's bytes. A missing file rejects with a `FnboxError` whose `code` is `ENOENT`. */

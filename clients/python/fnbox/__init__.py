@@ -8,7 +8,7 @@
 Standard library only.
 """
 
-from ._common import CommandResult, FileEntry
+from ._common import CommandResult, Execution, FileEntry
 from .client import Executor, call, sync_files
 from .errors import (Cancelled, CommandTimeout, FileNotFound, FnboxConnectionError, FnboxError, InvalidRequest,
                      IsADirectory, NotFound, Overloaded, PermissionDenied, SandboxNotFound, Unauthorized)
@@ -17,7 +17,7 @@ from .sandbox import Commands, Files, Sandbox
 __version__ = "0.1.0"
 
 __all__ = [
-    "call", "sync_files", "Executor", "Sandbox", "Commands", "Files", "CommandResult", "FileEntry",
+    "call", "sync_files", "Executor", "Sandbox", "Commands", "Files", "CommandResult", "Execution", "FileEntry",
     "FnboxError", "InvalidRequest", "Unauthorized", "Overloaded", "NotFound", "SandboxNotFound",
     "FileNotFound", "IsADirectory", "PermissionDenied", "CommandTimeout", "Cancelled", "FnboxConnectionError",
 ]

@@ -289,6 +289,85 @@ def command_outcome(result: Json, timeout: Optional[float]) -> CommandResult:
     return CommandResult(result)
 
 
+class Execution:
+    """The outcome of a kernel execute (:meth:`Sandbox.run_code` with ``kernel=True``).
+
+    ``result`` (the last expression's value, converted to JSON as a call's result), ``error`` (the
+    code's exception: ``{type, message, stack}``, or ``None``), ``stdout``, ``stderr``, ``exit_code``
+    (0, or 1 when the code raised), ``status`` (``success``, ``error``, ``crash``...), ``success``,
+    ``kernel_restarted`` (the kernel was started afresh for this execute, or killed by it: the
+    state is gone), ``usage``, ``truncated`` and ``raw``, the server's whole result dict.
+    """
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Json) -> None:
+        self.raw = raw
+
+    result = property(lambda self: self.raw.get("result"))
+    error = property(lambda self: self.raw.get("error"))
+    exit_code = property(lambda self: self.raw.get("exitCode"))
+    stdout = property(lambda self: self.raw.get("stdout", ""))
+    stderr = property(lambda self: self.raw.get("stderr", ""))
+    status = property(lambda self: self.raw.get("status"))
+    success = property(lambda self: bool(self.raw.get("success")))
+    kernel_restarted = property(lambda self: bool(self.raw.get("kernelRestarted")))
+    usage = property(lambda self: self.raw.get("usage"))
+    truncated = property(lambda self: self.raw.get("truncated"))
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Execution) and other.raw == self.raw
+
+    def __repr__(self) -> str:
+        err = self.error
+        return "Execution(status=%r, result=%r, error=%r, stdout=%r, stderr=%r%s)" % (
+            self.status, self.result, err.get("type") if isinstance(err, dict) else err, _clip(self.stdout),
+            _clip(self.stderr), ", kernel_restarted=True" if self.kernel_restarted else "")
+
+
+_NOT_RUN = ("SandboxSetupFailed", "KernelFeatureMissing", "Overloaded")
+
+
+def kernel_outcome(result: Json, timeout: Optional[float]) -> Execution:
+    """A kernel execute's result as an :class:`Execution`, the code's own errors included; raises
+    :class:`CommandTimeout` (with the partial output, ``.result["kernelRestarted"]``) at the timeout,
+    and the matching error when nothing ran (no sandbox, overloaded; ``InvalidRequest`` is raised
+    by :func:`check_result` already)."""
+    err = result.get("error")
+    if result.get("status") == "timeout":
+        seconds = timeout if timeout is not None else DEFAULT_COMMAND_TIMEOUT
+        raise CommandTimeout("Execution timed out after %s seconds" % _fmt_seconds(seconds), "TimeoutError",
+                             None, result, timeout=seconds)
+    if isinstance(err, dict) and err.get("type") in _NOT_RUN:
+        raise _from_answer(None, result)
+    return Execution(result)
+
+
+def kernel_route(language: str) -> str:
+    return "/kernels/" + quote(check_language(language), safe="")
+
+
+def kernel_body(code: str, timeout: Optional[float]) -> Json:
+    if not isinstance(code, str):
+        raise InvalidRequest("code: expected a string", "InvalidRequest")
+    body: Json = {"code": code}
+    timeout = check_timeout(timeout)
+    if timeout is not None:
+        body["timeout"] = timeout
+    return body
+
+
+def check_kernel_options(**options: Any) -> None:
+    """``cwd``, ``env``, ``stdin``, ``args`` belong to a program's run: a kernel takes none."""
+    given = sorted(name for name, value in options.items() if value is not None)
+    if given:
+        raise InvalidRequest("%s: not accepted with kernel=True (a kernel keeps one process; set them "
+                             "in the code, e.g. os.chdir / os.environ)" % ", ".join(given), "InvalidRequest")
+
+
 def _fmt_seconds(seconds: float) -> str:
     return str(int(seconds)) if float(seconds).is_integer() else str(seconds)
 

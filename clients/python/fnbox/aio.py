@@ -12,10 +12,11 @@ import weakref
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ._ahttp import AsyncTransport, with_timeout
-from ._common import (CommandResult, FileEntry, LineDispatcher, OutputCallback, call_body, check_result,
-                      check_timeout, code_body, command_body, command_outcome, decode_json, encode_json,
-                      file_path, find_binary, list_entries, local_cli_outcome, raise_for_answer, request_bytes,
-                      run_answer, session_body, sync_body, to_bytes)
+from ._common import (CommandResult, Execution, FileEntry, LineDispatcher, OutputCallback, call_body,
+                      check_kernel_options, check_result, check_timeout, code_body, command_body, command_outcome,
+                      decode_json, encode_json, file_path, find_binary, kernel_body, kernel_outcome, kernel_route,
+                      list_entries, local_cli_outcome, raise_for_answer, request_bytes, run_answer, session_body,
+                      sync_body, to_bytes)
 from ._local import PrivateServer
 from .errors import FileNotFound, FnboxError, SandboxNotFound
 from .sandbox import _State, close_state
@@ -280,15 +281,27 @@ class Sandbox:
         return run_answer(resp.status, resp.body)
 
     # -- runs --
-    async def run_code(self, code: str, language: str = "python", *, on_stdout: Optional[OutputCallback] = None,
-                       on_stderr: Optional[OutputCallback] = None, timeout: Optional[float] = None,
-                       cwd: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-                       stdin: Optional[str] = None, args: Optional[Sequence[str]] = None) -> CommandResult:
-        """As :meth:`fnbox.Sandbox.run_code`; cancel the task to kill the run."""
+    async def run_code(self, code: str, language: str = "python", *, kernel: bool = False,
+                       on_stdout: Optional[OutputCallback] = None, on_stderr: Optional[OutputCallback] = None,
+                       timeout: Optional[float] = None, cwd: Optional[str] = None,
+                       env: Optional[Mapping[str, str]] = None, stdin: Optional[str] = None,
+                       args: Optional[Sequence[str]] = None) -> Union[CommandResult, Execution]:
+        """As :meth:`fnbox.Sandbox.run_code`; cancel the task to stop the run (a kernel's code is
+        interrupted, its state kept)."""
+        if kernel:
+            check_kernel_options(cwd=cwd, env=env, stdin=stdin, args=args)
+            body = kernel_body(code, timeout)
+            result = await self._run(kernel_route(language) + "/execute", body, on_stdout, on_stderr)
+            return kernel_outcome(result, body.get("timeout"))
         body = code_body(code, language, cwd=cwd, env=env, timeout=timeout, stdin=stdin,
                          args=list(args) if args is not None else None)
         result = await self._run("/code", body, on_stdout, on_stderr)
         return command_outcome(result, body.get("timeout"))
+
+    async def restart_kernel(self, language: str = "python") -> None:
+        """As :meth:`fnbox.Sandbox.restart_kernel`."""
+        resp = await self._request("DELETE", kernel_route(language), content_type=None)
+        raise_for_answer(resp.status, resp.body)
 
     async def call(self, code: str, function_name: Optional[str] = None, args: Any = None, kwargs: Any = None, *,
                    language: str = "python", timeout: Optional[float] = None,

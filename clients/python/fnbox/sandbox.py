@@ -5,9 +5,10 @@ import threading
 import weakref
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
-from ._common import (CommandResult, FileEntry, LineDispatcher, OutputCallback, call_body, check_timeout,
-                      code_body, command_body, command_outcome, encode_json, file_path,
-                      find_binary, finish_stream, list_entries, raise_for_answer, run_answer, session_body, to_bytes)
+from ._common import (CommandResult, Execution, FileEntry, LineDispatcher, OutputCallback, call_body,
+                      check_kernel_options, check_timeout, code_body, command_body, command_outcome, encode_json,
+                      file_path, find_binary, finish_stream, kernel_body, kernel_outcome, kernel_route,
+                      list_entries, raise_for_answer, run_answer, session_body, to_bytes)
 from ._http import Transport
 from ._local import PrivateServer, wait_ready_blocking
 from .errors import FileNotFound, FnboxError, SandboxNotFound
@@ -200,18 +201,44 @@ class Sandbox:
         return run_answer(resp.status, resp.body)
 
     # -- runs --
-    def run_code(self, code: str, language: str = "python", *, on_stdout: Optional[OutputCallback] = None,
-                 on_stderr: Optional[OutputCallback] = None, timeout: Optional[float] = None,
-                 cwd: Optional[str] = None, env: Optional[Mapping[str, str]] = None, stdin: Optional[str] = None,
-                 args: Optional[Sequence[str]] = None, cancel: Optional[threading.Event] = None) -> CommandResult:
-        """Run a program's code (``python``, ``javascript``/``node``, ``ruby``, ``php``, ``sh``, ``bash``,
-        ``c``, ``cpp``) in the session; a :class:`CommandResult` for every exit code (127 and
-        ``Language interpreter not found`` for an unknown language). Raises
-        :class:`~fnbox.CommandTimeout` at the timeout, :class:`~fnbox.Cancelled` when cancelled."""
+    def run_code(self, code: str, language: str = "python", *, kernel: bool = False,
+                 on_stdout: Optional[OutputCallback] = None, on_stderr: Optional[OutputCallback] = None,
+                 timeout: Optional[float] = None, cwd: Optional[str] = None,
+                 env: Optional[Mapping[str, str]] = None, stdin: Optional[str] = None,
+                 args: Optional[Sequence[str]] = None,
+                 cancel: Optional[threading.Event] = None) -> Union[CommandResult, Execution]:
+        """Run code in the session.
+
+        ``kernel=False`` (the default): a program's code (``python``, ``javascript``/``node``, ``ruby``,
+        ``php``, ``sh``, ``bash``, ``c``, ``cpp``) run as a fresh process; a :class:`CommandResult` for
+        every exit code (127 and ``Language interpreter not found`` for an unknown language).
+
+        ``kernel=True``: the code runs in the session's long-lived interpreter of that language
+        (``python``/``py``/``python3``, ``javascript``/``js``/``node``), whose variables and imports
+        stay for the next execute; an :class:`Execution` whose ``result`` is the last expression's
+        value and whose ``error`` is the code's exception (returned, not raised). ``cwd``, ``env``,
+        ``stdin``, ``args`` are refused (:class:`~fnbox.InvalidRequest`). At the timeout the code is
+        interrupted (``KeyboardInterrupt``) and the state kept; code that ignores it is killed and the
+        kernel restarted (``CommandTimeout.result["kernelRestarted"]``).
+
+        Both raise :class:`~fnbox.CommandTimeout` (with the partial output) at the timeout and
+        :class:`~fnbox.Cancelled` when ``cancel`` is set (or on KeyboardInterrupt): the server stops
+        the run (a kernel's code is interrupted, as at the timeout)."""
+        if kernel:
+            check_kernel_options(cwd=cwd, env=env, stdin=stdin, args=args)
+            body = kernel_body(code, timeout)
+            result = self._run(kernel_route(language) + "/execute", body, on_stdout, on_stderr, cancel)
+            return kernel_outcome(result, body.get("timeout"))
         body = code_body(code, language, cwd=cwd, env=env, timeout=timeout, stdin=stdin,
                          args=list(args) if args is not None else None)
         result = self._run("/code", body, on_stdout, on_stderr, cancel)
         return command_outcome(result, body.get("timeout"))
+
+    def restart_kernel(self, language: str = "python") -> None:
+        """Kill the session's kernel of ``language`` (its state is lost); the next
+        ``run_code(..., kernel=True)`` starts a fresh one. A kernel never started: nothing to do."""
+        resp = self._request("DELETE", kernel_route(language), content_type=None)
+        raise_for_answer(resp.status, resp.body)
 
     def call(self, code: str, function_name: Optional[str] = None, args: Any = None, kwargs: Any = None, *,
              language: str = "python", timeout: Optional[float] = None,

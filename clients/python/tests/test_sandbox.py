@@ -129,10 +129,17 @@ def test_cancel_kills_the_run(sb):
 def test_keyboard_interrupt_hangs_up(unix_server):
     with fnbox.Sandbox(base_url=unix_server.base_url) as box:
         main = threading.main_thread().ident  # a real SIGINT to the main thread, as Ctrl-C gives
-        timer = threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT))
-        timer.start()
+        timers = []
+
+        def started(data):
+            # once the command runs (not while the request is still being made: a loaded machine is slow)
+            if "started" in data and not timers:
+                timers.append(threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT)))
+                timers[0].start()
+
         with pytest.raises(KeyboardInterrupt):
-            box.commands.run("sleep 1.2; echo late > /workspace/kbd_mark", on_stdout=lambda d: None)
+            box.commands.run("echo started; sleep 1; echo late > /workspace/kbd_mark", on_stdout=started)
+        assert timers, "the command never started"
         assert _marker_absent(box, "kbd_mark")
 
 
