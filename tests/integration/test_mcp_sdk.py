@@ -29,7 +29,7 @@ SCRIPT = MCP_DIR / "sdk_client.mjs"
 SDK = MCP_DIR / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
 
 TOOLS = {"run_code", "call_function", "exec_command", "read_file", "write_file", "list_files", "remove_file",
-         "list_languages"}
+         "list_languages", "run_in_kernel"}
 READ_ONLY = {"read_file", "list_files", "list_languages"}
 RUN_CODE_LANGUAGES = {"python", "javascript", "ruby", "php", "c", "cpp", "sh", "bash"}
 
