@@ -200,7 +200,9 @@ static char *render(json_t *s)
     json_t *result = json_object_get(s, "result");
     const char *status = json_string_value(json_object_get(s, "status"));
     if (result && status && strcmp(status, "success") == 0 &&
-        (value = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY)))
+        /* 15 digits: a model reads 3.14, not jansson's round-trip 3.1400000000000001 (structuredContent
+           keeps the exact value) */
+        (value = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15))))
         fprintf(f, "result: %s\n", value);
     free(value);
     static const char *const names[] = {"stdout", "stderr"};
