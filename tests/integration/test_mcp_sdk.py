@@ -29,7 +29,7 @@ SCRIPT = MCP_DIR / "sdk_client.mjs"
 SDK = MCP_DIR / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
 
 TOOLS = {"run_code", "call_function", "exec_command", "read_file", "write_file", "list_files", "remove_file",
-         "list_languages"}
+         "list_languages", "run_in_kernel"}
 READ_ONLY = {"read_file", "list_files", "list_languages"}
 RUN_CODE_LANGUAGES = {"python", "javascript", "ruby", "php", "c", "cpp", "sh", "bash"}
 
@@ -216,6 +216,7 @@ def test_list_tools(via):
         "list_files": (set(), {"path"}),
         "remove_file": ({"path"}, {"path"}),
         "list_languages": (set(), set()),
+        "run_in_kernel": ({"code"}, {"code", "language", "timeout", "restart"}),
     }
     for name, (required, properties) in expected.items():
         schema = tools[name]["inputSchema"]
@@ -262,6 +263,18 @@ def test_call_function(via):
     assert sc["success"] is False and sc["status"] == "error", show(sc)
     assert sc["error"]["type"] == "ValueError" and "bad value" in sc["error"]["message"], show(sc)
     assert "ValueError" in text
+
+
+def test_run_in_kernel(via):
+    o = scenario("run_in_kernel", via)
+    sc = succeeded(o["set"])
+    assert (sc["status"], sc["result"], sc["kernelRestarted"]) == ("success", 42, False), show(sc)
+    sc = succeeded(o["get"])
+    assert (sc["result"], sc["stdout"]) == ({"x": 6}, "x is 6\n"), show(sc)
+    assert '{"x":6}' in text_of(o["get"])
+    text = errored(o["raises"])
+    assert o["raises"]["structuredContent"]["error"]["type"] == "ValueError" and "ValueError" in text
+    assert succeeded(o["javascript"])["result"] == 5
 
 
 def test_files_roundtrip(via):

@@ -72,7 +72,7 @@ def test_session_life(server):
     r = post(server, {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}, sid)
     names = [t["name"] for t in r.json()["result"]["tools"]]
     assert names == ["run_code", "call_function", "exec_command", "read_file", "write_file", "list_files",
-                     "remove_file", "list_languages"]
+                     "remove_file", "list_languages", "run_in_kernel"]
     r = call(server, sid, "write_file", {"path": "notes/a.txt", "content": "kept"})
     assert r.json()["result"]["structuredContent"] == {"path": "notes/a.txt", "size": 4}
     r = call(server, sid, "exec_command", {"command": "cat notes/a.txt"})

@@ -70,7 +70,8 @@ static int tools_field(json_t *root, fb_mcp_config *c, char *err, size_t cap)
         int k = json_is_string(t) ? fb_mcp_tool_index(json_string_value(t)) : -1;
         if (k < 0)
             return bad(err, cap, "tools[%zu]: not a tool (run_code, call_function, exec_command, read_file, "
-                                 "write_file, list_files, remove_file, list_languages)", i);
+                                 "write_file, list_files, remove_file, list_languages, "
+                                 "run_in_kernel)", i);
         c->disabled &= ~(1u << k);
     }
     return 0;

@@ -343,8 +343,8 @@ static json_t *initialize(const fb_rpc_msg *m)
         "listChanged", 0, "logging", "serverInfo", "name", "fnbox", "title", "fnbox sandbox", "version",
         fnbox_version(), "instructions",
         "Runs code in isolated Linux sandboxes. run_code and call_function start a fresh sandbox each time; "
-        "exec_command and the file tools share one sandbox for this conversation, whose files persist between "
-        "calls. No network or host files unless the server was configured to allow them.");
+        "exec_command, the file tools and run_in_kernel share one sandbox for this conversation, whose files "
+        "persist between calls (and run_in_kernel's variables between its calls). No network or host files unless the server was configured to allow them.");
 }
 
 static json_t *set_level(fb_mcp_server *srv, const fb_rpc_msg *m, int *code, char *why, size_t cap)

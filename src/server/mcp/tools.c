@@ -68,7 +68,8 @@ static json_t *api_failed(const char *what, const char *error)
 
 typedef struct arg_spec {
     const char *name;
-    int type;            /* JSON_STRING, JSON_REAL (any number), JSON_OBJECT, JSON_ARRAY, -1: array or object */
+    int type;            /* JSON_STRING, JSON_REAL (any number), JSON_TRUE (a boolean), JSON_OBJECT, JSON_ARRAY,
+                            -1: array or object */
     bool required;
 } arg_spec;
 
@@ -77,6 +78,7 @@ static const char *type_word(int type)
     switch (type) {
     case JSON_STRING: return "a string";
     case JSON_REAL: return "a number";
+    case JSON_TRUE: return "a boolean";
     case JSON_OBJECT: return "an object";
     case JSON_ARRAY: return "an array";
     default: return "an array or an object";
@@ -87,6 +89,8 @@ static bool type_ok(const json_t *v, int type)
 {
     if (type == JSON_REAL)
         return json_is_number(v);
+    if (type == JSON_TRUE)
+        return json_is_boolean(v);
     if (type == -1)
         return json_is_array(v) || json_is_object(v);
     return json_typeof(v) == (json_type)type;
@@ -194,8 +198,11 @@ static char *render(json_t *s)
         fprintf(f, "error: %s: %s\n", json_string_value(json_object_get(err, "type")) ?: "Error",
                 json_string_value(json_object_get(err, "message")) ?: "");
     json_t *result = json_object_get(s, "result");
-    if (result && json_is_true(json_object_get(s, "success")) &&
-        (value = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY)))
+    const char *status = json_string_value(json_object_get(s, "status"));
+    if (result && status && strcmp(status, "success") == 0 &&
+        /* 15 digits: a model reads 3.14, not jansson's round-trip 3.1400000000000001 (structuredContent
+           keeps the exact value) */
+        (value = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15))))
         fprintf(f, "result: %s\n", value);
     free(value);
     static const char *const names[] = {"stdout", "stderr"};
@@ -381,6 +388,67 @@ static json_t *exec_command(const fb_mcp_call *c, json_t *args)
     if (req && json_is_string(cwd))
         json_object_set(req, "cwd", cwd);
     return run_request(c, "exec_command", req, NULL, s, k_run_fields);
+}
+
+/* ---- run_in_kernel: the client's session kernel (docs/internals/kernels.md) ---- */
+
+static const char *const k_kernel_languages[] = {"python", "javascript", NULL};
+static const char *const k_kernel_fields[] = {"status", "result", "error", "exitCode", "kernelRestarted", NULL};
+
+/* restart: the kernel killed before the code runs (its state lost). NULL when done; else the isError result. */
+static json_t *restart_kernel(fnbox_session *s, const char *lang)
+{
+    char *error = NULL;
+    int rc = fnbox_session_kernel_restart(s, lang, &error, NULL);
+    json_t *r = rc == FNBOX_OK ? NULL : api_failed("run_in_kernel (restart)", error);
+    fnbox_free(error);
+    return r;
+}
+
+/* The execute in s's kernel for lang; a restart asked for is reported as kernelRestarted even when the
+ * kernel had not started yet (the model asked for a fresh state and has it). */
+static json_t *kernel_exec(const fb_mcp_call *c, fnbox_session *s, const char *lang, json_t *code, double t,
+                           bool restarted)
+{
+    json_t *req = json_pack("{s:O, s:f}", "code", code, "timeout", t);
+    char *text = req ? json_dumps(req, JSON_COMPACT) : NULL, *out = NULL;
+    json_decref(req);
+    if (!text)
+        return NULL;
+    size_t len = 0;
+    fnbox_call_options o = run_options(c);
+    int rc = fnbox_session_kernel_exec(s, lang, text, strlen(text), &o, &out, &len);
+    free(text);
+    json_t *extra = restarted ? json_pack("{s:b}", "kernelRestarted", 1) : NULL;
+    return after_run(c, "run_in_kernel", rc, out, len, k_kernel_fields, extra);
+}
+
+static json_t *run_in_kernel(const fb_mcp_call *c, json_t *args)
+{
+    static const arg_spec specs[] = {{"code", JSON_STRING, true}, {"language", JSON_STRING, false},
+                                     {"timeout", JSON_REAL, false}, {"restart", JSON_TRUE, false}};
+    json_t *bad = check_args(args, specs, 4);
+    if (bad)
+        return bad;
+    const char *lang = str_arg(args, "language");
+    if (!lang)
+        lang = "python";
+    if (!listed(k_kernel_languages, lang))
+        return failed("Invalid arguments: language '%.64s' is not one of python, javascript (the languages "
+                      "with a kernel)", lang);
+    double t = timeout_of(c, args);
+    if (t < 0)
+        return failed("Invalid arguments: 'timeout' must be a number of seconds above 0");
+    char *error = NULL;
+    fnbox_session *s = fb_mcp_session(c->srv, &error);
+    if (!s) {
+        json_t *r = failed("run_in_kernel failed: %s", error ? error : "out of memory");
+        free(error);
+        return r;
+    }
+    bool restart = json_is_true(json_object_get(args, "restart"));
+    json_t *r = restart ? restart_kernel(s, lang) : NULL;
+    return r ? r : kernel_exec(c, s, lang, json_object_get(args, "code"), t, restart);
 }
 
 /* ---- files ---- */
@@ -621,6 +689,13 @@ static json_t *list_languages(const fb_mcp_call *c, json_t *args)
     "\"boolean\"},\"stderr\":{\"type\":\"boolean\"}}},\"error\":{\"type\":\"object\"},\"usage\":{\"type\":"         \
     "\"object\"},\"compile\":{\"type\":\"object\"}%s},\"required\":[\"status\",\"stdout\",\"stderr\","              \
     "\"truncated\"]}"
+#define KERNEL_OUTPUT                                                                                           \
+    "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\",\"enum\":[\"success\",\"error\","        \
+    "\"timeout\",\"terminated\",\"crash\"]},\"result\":{},\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":"      \
+    "\"string\"},\"truncated\":{\"type\":\"object\",\"properties\":{\"stdout\":{\"type\":\"boolean\"},\"stderr\":"   \
+    "{\"type\":\"boolean\"}}},\"error\":{\"type\":\"object\"},\"exitCode\":{\"type\":\"integer\"},"                  \
+    "\"kernelRestarted\":{\"type\":\"boolean\"}},\"required\":[\"status\",\"stdout\",\"stderr\",\"truncated\","      \
+    "\"kernelRestarted\"]}"
 #define TIMEOUT_ARG "\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"description\":\"seconds (default 30)\"}"
 #define PATH_ARG(what) "\"path\":{\"type\":\"string\",\"description\":\"" what "\"}"
 
@@ -697,6 +772,18 @@ static const fb_mcp_tool k_tools[] = {
      "{\"type\":\"object\",\"properties\":{\"languages\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"
      "\"required\":[\"languages\"]}",
      true, false, true, false, list_languages},
+    {"run_in_kernel", "Run code in a persistent kernel",
+     "Runs a cell of Python or JavaScript in this conversation's kernel, a long-lived interpreter that KEEPS "
+     "its state (variables, imports, loaded data) from one call to the next, as a Jupyter notebook does; it "
+     "sees the files of exec_command and the file tools. Returns the value of the last expression (result, as "
+     "JSON), stdout and stderr; an exception is an error naming its type (e.g. ZeroDivisionError). A timeout "
+     "interrupts the cell and keeps the state; restart: true starts a fresh kernel first (all state lost).",
+     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"code\"],\"properties\":{\"code\":{"
+     "\"type\":\"string\",\"description\":\"the cell; its last expression's value is the result\"},\"language\":"
+     "{\"type\":\"string\",\"enum\":[\"python\",\"javascript\"],\"default\":\"python\"}," TIMEOUT_ARG ","
+     "\"restart\":{\"type\":\"boolean\",\"default\":false,\"description\":\"restart the kernel first: every "
+     "variable and import is lost\"}}}",
+     KERNEL_OUTPUT, false, true, false, true, run_in_kernel},
 };
 enum { NTOOLS = sizeof k_tools / sizeof k_tools[0] };
 

@@ -304,6 +304,18 @@ const scenarios = {
     };
   },
 
+  // The session kernel: state kept between two calls of this client, an exception an isError result.
+  async run_in_kernel() {
+    const { client } = await connect();
+    await client.listTools();   // so the SDK validates structuredContent against the tool's outputSchema
+    return {
+      set: await obs(client, 'run_in_kernel', { code: 'import math\nx = 6\nx * 7' }),
+      get: await obs(client, 'run_in_kernel', { code: 'print("x is", x)\n{"x": x}' }),
+      raises: await obs(client, 'run_in_kernel', { code: 'raise ValueError("bad cell")' }),
+      javascript: await obs(client, 'run_in_kernel', { language: 'javascript', code: 'const k = 2; k + 3' }),
+    };
+  },
+
   async files_roundtrip() {
     const { client } = await connect();
     await client.listTools();

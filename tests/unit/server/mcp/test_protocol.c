@@ -137,9 +137,9 @@ static void test_tools_list(void **state)
     json_t *lines = exchange(&cfg, msgs, 1);
     json_t *tools = json_object_get(json_object_get(answer(lines, 1), "result"), "tools"), *t;
     const char *names[] = {"run_code", "call_function", "exec_command", "read_file", "write_file", "list_files",
-                           "remove_file", "list_languages"};
-    const bool read_only[] = {false, false, false, true, false, true, false, true};
-    assert_int_equal(json_array_size(tools), 8);
+                           "remove_file", "list_languages", "run_in_kernel"};
+    const bool read_only[] = {false, false, false, true, false, true, false, true, false};
+    assert_int_equal(json_array_size(tools), 9);
     size_t i;
     json_array_foreach(tools, i, t) {
         assert_string_equal(json_string_value(json_object_get(t, "name")), names[i]);

@@ -1,0 +1,255 @@
+"""The MCP tool run_in_kernel (the client's session kernel, docs/internals/kernels.md) over both transports:
+`fnbox mcp` (stdio, one process per client) and `/mcp` on `fnbox serve` (one MCP session per client). State
+persists between one client's calls and is never another client's; an exception is an isError result naming
+its type; a timeout or a notifications/cancelled interrupts the cell and the state survives; restart loses
+it; bad arguments are isError results naming the argument; the tools config can switch the tool off."""
+import json
+import queue
+import subprocess
+import threading
+import time
+
+import pytest
+
+from fnboxlib import FNBOX, check_sanitizers, require_binary
+from servelib import Server
+
+VERSION = "2025-06-18"
+INIT = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "kernel-test", "version": "1"}}
+
+
+class Stdio:
+    """One `fnbox mcp` process: lines in, lines out (a reader thread queues every message it sends)."""
+
+    def __init__(self, *args):
+        require_binary()
+        self.proc = subprocess.Popen([FNBOX, "mcp", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.messages = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        assert self.request("initialize", INIT, "init")["result"]["protocolVersion"] == VERSION
+        self.notify("notifications/initialized", {})
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.messages.put(json.loads(line))
+
+    def send(self, msg):
+        self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def notify(self, method, params):
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def start(self, method, params, id):
+        self.send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        return lambda timeout=60: self.answer(id, timeout)
+
+    def answer(self, id, timeout=60):
+        """The answer to request id (None when none came within timeout); other messages are skipped."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                m = self.messages.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return None
+            if m.get("id") == id:
+                return m
+
+    def request(self, method, params, id):
+        return self.start(method, params, id)()
+
+    def close(self):
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=30) == 0
+        check_sanitizers(self.proc.stderr.read().decode("utf-8", "replace"))
+
+
+class Http:
+    """One MCP session on srv's /mcp; a request runs on a connection of its own (so a cancel can come while it
+    runs)."""
+
+    def __init__(self, srv):
+        self.srv = srv
+        self.sid = None
+        r = self._post({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": INIT})
+        self.sid = r.header("Mcp-Session-Id")
+        assert r.status == 200 and self.sid, r
+        self.notify("notifications/initialized", {})
+
+    def _headers(self):
+        h = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        if self.sid:
+            h["Mcp-Session-Id"] = self.sid
+        return h
+
+    def _post(self, msg):
+        return self.srv.request("POST", "/mcp", body=json.dumps(msg).encode(), headers=self._headers())
+
+    def notify(self, method, params):
+        assert self._post({"jsonrpc": "2.0", "method": method, "params": params}).status == 202
+
+    def start(self, method, params, id):
+        c = self.srv.connection(timeout=60)
+        c.request("POST", "/mcp", body=json.dumps({"jsonrpc": "2.0", "id": id, "method": method,
+                                                   "params": params}).encode(),
+                  headers={**self._headers(), "Accept": "application/json"})
+
+        def answer(timeout=60):
+            c.sock.settimeout(timeout)
+            try:
+                r = c.getresponse()
+                return json.loads(r.read())
+            finally:
+                c.close()
+        return answer
+
+    def request(self, method, params, id):
+        return self.start(method, params, id)()
+
+    def close(self):
+        assert self.srv.request("DELETE", "/mcp", headers={"Mcp-Session-Id": self.sid}).status == 204
+
+
+@pytest.fixture(scope="module")
+def http_server():
+    with Server() as srv:
+        yield srv
+
+
+@pytest.fixture(params=["stdio", "http"])
+def connect(request):
+    """Opens clients of the parametrized transport; closes them (checking a clean exit) at the end."""
+    clients = []
+
+    def open_client():
+        c = Stdio() if request.param == "stdio" else Http(request.getfixturevalue("http_server"))
+        clients.append(c)
+        return c
+    yield open_client
+    for c in clients:
+        c.close()
+
+
+_ids = iter(range(1, 1 << 30))
+
+
+def kernel(client, **arguments):
+    """run_in_kernel's result (the CallToolResult)."""
+    doc = client.request("tools/call", {"name": "run_in_kernel", "arguments": arguments}, next(_ids))
+    assert doc is not None and "result" in doc, doc
+    return doc["result"]
+
+
+def ok(result):
+    assert not result.get("isError"), result
+    return result["structuredContent"]
+
+
+def test_state_persists_and_the_text_is_compact(connect):
+    c = connect()
+    sc = ok(kernel(c, code="import math\nx = 40\nprint('set')\nx + 2"))
+    assert (sc["status"], sc["result"], sc["stdout"], sc["kernelRestarted"]) == ("success", 42, "set\n", False), sc
+    r = kernel(c, code="{'x': x, 'pi': round(math.pi, 2)}")
+    assert ok(r)["result"] == {"x": 40, "pi": 3.14}
+    assert '{"x":40,"pi":3.14}' in r["content"][0]["text"], r
+    sc = ok(kernel(c, code="let n = 5; n * 2", language="javascript"))
+    assert sc["result"] == 10, sc
+    assert ok(kernel(c, code="n + 1", language="javascript"))["result"] == 6
+
+
+def test_two_clients_do_not_share_state(connect):
+    a, b = connect(), connect()
+    ok(kernel(a, code="secret = 'only for a'"))
+    r = kernel(b, code="secret")
+    assert r["isError"] is True and r["structuredContent"]["error"]["type"] == "NameError", r
+    assert ok(kernel(a, code="secret"))["result"] == "only for a"
+
+
+def test_exception_is_an_error_with_its_type(connect):
+    c = connect()
+    r = kernel(c, code="y = 1\nprint('before')\n1/0")
+    assert r["isError"] is True, r
+    sc = r["structuredContent"]
+    assert (sc["status"], sc["error"]["type"], sc["stdout"]) == ("error", "ZeroDivisionError", "before\n"), sc
+    assert "ZeroDivisionError" in r["content"][0]["text"]
+    r = kernel(c, code="null.x", language="javascript")
+    assert r["isError"] is True and r["structuredContent"]["error"]["type"] == "TypeError", r
+    assert ok(kernel(c, code="y"))["result"] == 1
+
+
+def test_timeout_interrupts_and_the_state_survives(connect):
+    c = connect()
+    ok(kernel(c, code="kept = [1, 2, 3]"))
+    t0 = time.monotonic()
+    r = kernel(c, code="while True: pass", timeout=1)
+    assert time.monotonic() - t0 < 15
+    assert r["isError"] is True, r
+    sc = r["structuredContent"]
+    assert (sc["status"], sc["kernelRestarted"]) == ("timeout", False), sc
+    assert ok(kernel(c, code="kept"))["result"] == [1, 2, 3]
+
+
+def test_restart_loses_the_state(connect):
+    c = connect()
+    ok(kernel(c, code="gone = 1"))
+    r = kernel(c, code="gone", restart=True)
+    assert r["isError"] is True and r["structuredContent"]["error"]["type"] == "NameError", r
+    assert r["structuredContent"]["kernelRestarted"] is True
+    assert ok(kernel(c, code="1 + 1", restart=False))["kernelRestarted"] is False
+
+
+@pytest.mark.parametrize("arguments, field", [
+    ({}, "code"),
+    ({"code": "1", "language": "ruby"}, "language"),
+    ({"code": 1}, "code"),
+    ({"code": "1", "timeout": "soon"}, "timeout"),
+    ({"code": "1", "timeout": 0}, "timeout"),
+    ({"code": "1", "restart": "yes"}, "restart"),
+    ({"code": "1", "bogus": True}, "bogus"),
+])
+def test_bad_arguments_name_the_field(connect, arguments, field):
+    c = connect()
+    r = kernel(c, **arguments)
+    assert r["isError"] is True and "structuredContent" not in r, r
+    assert field in r["content"][0]["text"], r
+
+
+def test_cancel_interrupts_the_cell_and_the_state_survives(connect):
+    c = connect()
+    ok(kernel(c, code="kept = 'still here'"))
+    answer = c.start("tools/call", {"name": "run_in_kernel",
+                                    "arguments": {"code": "while True: pass", "timeout": 120}}, "busy-1")
+    time.sleep(1.5)
+    t0 = time.monotonic()
+    c.notify("notifications/cancelled", {"requestId": "busy-1", "reason": "enough"})
+    # one execute at a time per kernel: this one runs only once the loop was interrupted
+    assert ok(kernel(c, code="kept"))["result"] == "still here"
+    assert time.monotonic() - t0 < 15
+    doc = answer(timeout=30)
+    if isinstance(c, Stdio):
+        assert doc is None, f"a cancelled request was answered: {doc}"  # the spec's SHOULD NOT respond
+    else:
+        assert "cancelled" in doc["error"]["message"], doc
+
+
+def test_the_tools_config_switches_it_off(tmp_path):
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"tools": ["exec_command"]}))
+    c = Stdio("--config", str(cfg))
+    try:
+        names = [t["name"] for t in c.request("tools/list", {}, "list")["result"]["tools"]]
+        assert names == ["exec_command"], names
+        doc = c.request("tools/call", {"name": "run_in_kernel", "arguments": {"code": "1"}}, "off")
+        assert doc["error"]["code"] == -32602, doc
+    finally:
+        c.close()
+    cfg.write_text(json.dumps({"tools": ["run_in_kernel"]}))
+    c = Stdio("--config", str(cfg))
+    try:
+        names = [t["name"] for t in c.request("tools/list", {}, "list")["result"]["tools"]]
+        assert names == ["run_in_kernel"], names
+        assert ok(kernel(c, code="6 * 7"))["result"] == 42
+    finally:
+        c.close()
