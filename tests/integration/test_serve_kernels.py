@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fnboxlib import marker
-from servelib import TOKEN, Server, Session, assert_nothing_left, error_of, host_pids_matching
+from servelib import TOKEN, Server, Session, assert_nothing_left, error_of, host_pids_matching, wait_for
 
 OTHER = "second-token-abcdefghijklmnop"
 
@@ -115,7 +115,9 @@ def test_closing_the_session_leaves_nothing(token_file):
         code = (f"import subprocess, sys\np = subprocess.Popen([sys.executable, '-c', 'import time\\ntime.sleep(120)', "
                 f"{mark!r}])\np.pid")
         assert kexec(s, code)["status"] == "success"
-        assert host_pids_matching(mark), "the kernel's child is not running: the test would prove nothing"
+        # Popen returns once the child is forked; its command line is the mark's once it has exec'd
+        wait_for(lambda: host_pids_matching(mark), timeout=10,
+                 what="the kernel's child running (else the test would prove nothing)")
         assert s.close().status == 204
         srv.stop()
     assert_nothing_left(srv, mark)
