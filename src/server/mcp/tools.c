@@ -366,6 +366,18 @@ static json_t *call_function(const fb_mcp_call *c, json_t *args)
     return run_request(c, "call_function", req, fnbox_call, NULL, NULL);
 }
 
+/* The client's one session (opened on first use), for the tools that work in it; NULL with *fail the
+ * isError result saying why. */
+static fnbox_session *client_session(const fb_mcp_call *c, const char *tool, json_t **fail)
+{
+    char *error = NULL;
+    fnbox_session *s = fb_mcp_session(c->srv, &error);
+    if (!s)
+        *fail = failed("%s failed: %s", tool, error ? error : "out of memory");
+    free(error);
+    return s;
+}
+
 static json_t *exec_command(const fb_mcp_call *c, json_t *args)
 {
     static const arg_spec specs[] = {{"command", JSON_STRING, true}, {"cwd", JSON_STRING, false},
@@ -376,13 +388,10 @@ static json_t *exec_command(const fb_mcp_call *c, json_t *args)
     double t = timeout_of(c, args);
     if (t < 0)
         return failed("Invalid arguments: 'timeout' must be a number of seconds above 0");
-    char *error = NULL;
-    fnbox_session *s = fb_mcp_session(c->srv, &error);
-    if (!s) {
-        json_t *r = failed("exec_command failed: %s", error ? error : "out of memory");
-        free(error);
-        return r;
-    }
+    json_t *fail = NULL;
+    fnbox_session *s = client_session(c, "exec_command", &fail);
+    if (!s)
+        return fail;
     json_t *req = json_pack("{s:O, s:f}", "command", json_object_get(args, "command"), "timeout", t);
     json_t *cwd = json_object_get(args, "cwd");
     if (req && json_is_string(cwd))
@@ -439,29 +448,16 @@ static json_t *run_in_kernel(const fb_mcp_call *c, json_t *args)
     double t = timeout_of(c, args);
     if (t < 0)
         return failed("Invalid arguments: 'timeout' must be a number of seconds above 0");
-    char *error = NULL;
-    fnbox_session *s = fb_mcp_session(c->srv, &error);
-    if (!s) {
-        json_t *r = failed("run_in_kernel failed: %s", error ? error : "out of memory");
-        free(error);
-        return r;
-    }
+    json_t *fail = NULL;
+    fnbox_session *s = client_session(c, "run_in_kernel", &fail);
+    if (!s)
+        return fail;
     bool restart = json_is_true(json_object_get(args, "restart"));
     json_t *r = restart ? restart_kernel(s, lang) : NULL;
     return r ? r : kernel_exec(c, s, lang, json_object_get(args, "code"), t, restart);
 }
 
 /* ---- files ---- */
-
-static fnbox_session *file_session(const fb_mcp_call *c, const char *tool, json_t **fail)
-{
-    char *error = NULL;
-    fnbox_session *s = fb_mcp_session(c->srv, &error);
-    if (!s)
-        *fail = failed("%s failed: %s", tool, error ? error : "out of memory");
-    free(error);
-    return s;
-}
 
 static const char *mime_of(const char *path)
 {
@@ -526,7 +522,7 @@ static const arg_spec k_path_only[] = {{"path", JSON_STRING, true}};
 static json_t *read_file(const fb_mcp_call *c, json_t *args)
 {
     json_t *bad = check_args(args, k_path_only, 1);
-    fnbox_session *s = bad ? NULL : file_session(c, "read_file", &bad);
+    fnbox_session *s = bad ? NULL : client_session(c, "read_file", &bad);
     if (!s)
         return bad;
     const char *path = str_arg(args, "path");
@@ -554,7 +550,7 @@ static json_t *write_file(const fb_mcp_call *c, json_t *args)
     const char *enc = str_arg(args, "encoding");
     if (!bad && enc && strcmp(enc, "utf8") != 0 && strcmp(enc, "base64") != 0)
         bad = failed("Invalid arguments: 'encoding' must be \"utf8\" or \"base64\"");
-    fnbox_session *s = bad ? NULL : file_session(c, "write_file", &bad);
+    fnbox_session *s = bad ? NULL : client_session(c, "write_file", &bad);
     if (!s)
         return bad;
     json_t *content = json_object_get(args, "content");
@@ -588,7 +584,7 @@ static json_t *list_files(const fb_mcp_call *c, json_t *args)
 {
     static const arg_spec specs[] = {{"path", JSON_STRING, false}};
     json_t *bad = check_args(args, specs, 1);
-    fnbox_session *s = bad ? NULL : file_session(c, "list_files", &bad);
+    fnbox_session *s = bad ? NULL : client_session(c, "list_files", &bad);
     if (!s)
         return bad;
     const char *path = str_arg(args, "path");
@@ -630,7 +626,7 @@ static json_t *list_files(const fb_mcp_call *c, json_t *args)
 static json_t *remove_file(const fb_mcp_call *c, json_t *args)
 {
     json_t *bad = check_args(args, k_path_only, 1);
-    fnbox_session *s = bad ? NULL : file_session(c, "remove_file", &bad);
+    fnbox_session *s = bad ? NULL : client_session(c, "remove_file", &bad);
     if (!s)
         return bad;
     const char *path = str_arg(args, "path");
