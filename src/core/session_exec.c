@@ -54,7 +54,8 @@ static int refuse_owned(json_t *obj, fb_error *err)
     return 0;
 }
 
-/* Decodes the request; cwd is resolved against the session's workdir and must be a directory there. */
+/* Decodes the request; cwd is resolved against the session's workdir and made there when missing (as
+ * `fnbox exec` makes it), as the sandbox user: never on a read-only system path. */
 static int decode(fnbox_session *s, const char *request, size_t len, exec_state *e, fb_error *err)
 {
     if (len > FB_MAX_REQUEST_BYTES)
@@ -74,8 +75,8 @@ static int decode(fnbox_session *s, const char *request, size_t len, exec_state 
     if (!json_is_string(cwd))
         return 0;
     if (fb_inroot_normalize(s->opt.workdir, json_string_value(cwd), json_string_length(cwd), "cwd", &e->cwd, err) < 0 ||
-        fb_inroot_check_dir(&s->root, e->cwd, err) < 0) {
-        err->kind = FB_ERR_INVALID_REQUEST; /* missing or not enterable: the request's to fix either way */
+        fb_inroot_make_dir(&s->root, e->cwd, err) < 0) {
+        err->kind = FB_ERR_INVALID_REQUEST; /* not a directory, or not the user's to make: the request's to fix */
         return fb_wrap_error(err, "cwd");
     }
     return 0;

@@ -334,6 +334,16 @@ static int do_check_dir(op *o)
     return 0;
 }
 
+/* The directory, created with its missing parents (as a write makes them), then checked as do_check_dir. */
+static int do_make_dir(op *o)
+{
+    int fd = strcmp(o->path, "/") == 0 ? open_in_root(o, "/", O_PATH | O_DIRECTORY) : open_dirs(o, o->path);
+    if (fd < 0)
+        return o->err.kind != FB_ERR_NONE ? -1 : fail_errno(o, errno, "creating");
+    close(fd);
+    return 0;
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const fb_inroot_entry *)a)->name, ((const fb_inroot_entry *)b)->name);
@@ -436,6 +446,12 @@ int fb_inroot_list(const fb_inroot *r, const char *path, size_t max, fb_inroot_e
 int fb_inroot_check_dir(const fb_inroot *r, const char *path, fb_error *err)
 {
     op o = {.r = r, .fn = do_check_dir, .path = path};
+    return run_op(&o, err);
+}
+
+int fb_inroot_make_dir(const fb_inroot *r, const char *path, fb_error *err)
+{
+    op o = {.r = r, .fn = do_make_dir, .path = path};
     return run_op(&o, err);
 }
 

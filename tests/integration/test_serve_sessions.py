@@ -275,10 +275,16 @@ def test_command_cwd(sess):
     assert ok(sess.cmd("pwd", cwd="/tmp")) == "/tmp\n"
     assert ok(sess.cmd("pwd", cwd="/")) == "/\n"
     assert ok(sess.cmd("pwd")) == "/workspace\n"
-    for cwd in ("missing", "/no/such/dir", "sub/dir/f.txt"):
+    # a missing cwd is made, as `fnbox exec` makes it (the root outside the system directories is scratch)
+    assert ok(sess.cmd("pwd", cwd="missing/deeper")) == "/workspace/missing/deeper\n"
+    assert ok(sess.cmd("pwd", cwd="/no/such/dir")) == "/no/such/dir\n"
+    assert sess.ls("missing").status == 200
+    # not a directory, or where the sandbox's user may not make one: refused, nothing made
+    for cwd in ("sub/dir/f.txt", "sub/dir/f.txt/below", "/usr/fnbox-cwd", "/proc/fnbox-cwd"):
         r = sess.req("POST", "/commands", {"command": "pwd", "cwd": cwd})
-        assert r.status == 400, r
+        assert r.status == 400, (cwd, r)
         assert r.json()["error"]["message"].startswith("cwd"), r
+    assert not os.path.exists("/usr/fnbox-cwd")
     r = sess.req("POST", "/commands", {"command": "pwd", "cwd": 5})
     assert r.status == 400 and "cwd" in r.json()["error"]["message"], r
 

@@ -55,12 +55,14 @@ def test_refused_names_before_anything_runs(sb):
 
 
 def test_invalid_run_option_raises_with_the_field(sb):
+    # a cwd that cannot be a directory (a read-only system path); a missing one is made, as fnbox exec does
     with pytest.raises(fnbox.InvalidRequest) as e:
-        sb.commands.run("pwd", cwd="/workspace/missing/dir")
+        sb.commands.run("pwd", cwd="/usr/fnbox-no-such-dir")
     assert e.value.message.startswith("cwd")
     with pytest.raises(fnbox.InvalidRequest) as e:  # the streamed form says it in the result line
-        sb.commands.run("pwd", cwd="/workspace/missing/dir", on_stdout=lambda d: None)
+        sb.commands.run("pwd", cwd="/usr/fnbox-no-such-dir", on_stdout=lambda d: None)
     assert e.value.message.startswith("cwd")
+    assert sb.commands.run("pwd", cwd="/workspace/missing/dir").stdout == "/workspace/missing/dir\n"
 
 
 def test_streaming_order_and_content(sb):
