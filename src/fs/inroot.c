@@ -325,16 +325,7 @@ static int do_remove(op *o)
     return rc;
 }
 
-static int do_check_dir(op *o)
-{
-    int fd = open_in_root(o, o->path, O_PATH | O_DIRECTORY);
-    if (fd < 0)
-        return fail_errno(o, errno, "entering");
-    close(fd);
-    return 0;
-}
-
-/* The directory, created with its missing parents (as a write makes them), then checked as do_check_dir. */
+/* The directory, created with its missing parents (as a write makes them) and opened in the root. */
 static int do_make_dir(op *o)
 {
     int fd = strcmp(o->path, "/") == 0 ? open_in_root(o, "/", O_PATH | O_DIRECTORY) : open_dirs(o, o->path);
@@ -441,12 +432,6 @@ int fb_inroot_list(const fb_inroot *r, const char *path, size_t max, fb_inroot_e
     *entries = o.entries;
     *n = o.n;
     return rc;
-}
-
-int fb_inroot_check_dir(const fb_inroot *r, const char *path, fb_error *err)
-{
-    op o = {.r = r, .fn = do_check_dir, .path = path};
-    return run_op(&o, err);
 }
 
 int fb_inroot_make_dir(const fb_inroot *r, const char *path, fb_error *err)

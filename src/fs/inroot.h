@@ -57,8 +57,6 @@ int fb_inroot_remove(const fb_inroot *r, const char *path, fb_error *err);
 int fb_inroot_list(const fb_inroot *r, const char *path, size_t max, fb_inroot_entry **entries, size_t *n,
                    fb_error *err);
 void fb_inroot_entries_free(fb_inroot_entry *entries, size_t n);
-/* 0 when path is a directory the sandbox user can enter; FB_ERR_NOT_FOUND (or PermissionDenied) if not. */
-int fb_inroot_check_dir(const fb_inroot *r, const char *path, fb_error *err);
 /* The directory path, made (with its missing parents, as the sandbox user) when it is not there: 0 once it
  * is a directory the sandbox user can enter; PermissionDenied where that user may not create it. */
 int fb_inroot_make_dir(const fb_inroot *r, const char *path, fb_error *err);
