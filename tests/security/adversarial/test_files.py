@@ -44,26 +44,40 @@ def test_read_canary(lang, box, canary):
 
 FIND = r'''
 import os
+from collections import deque
 def f(name, text):
+    # Breadth first, and done at the first hit: a sandbox that leaks shows it near the top (the host's /tmp)
+    # without a walk of every file of a large host; a sandbox that holds walks all it can see.
     hits, scanned = [], 0
     roots = ['/'] + ['/proc/%s/root/' % p for p in os.listdir('/proc') if p.isdigit()]
     for root in roots:
-        for dirpath, dirs, files in os.walk(root):
-            if os.path.normpath(dirpath) == os.path.normpath(root):
-                dirs[:] = [d for d in dirs if d not in ('proc', 'sys', 'usr')]
-            for n in files + dirs:
-                p = os.path.join(dirpath, n)
-                if name in n:
-                    hits.append(p)
-                if n in files:
+        queue = deque([root])
+        while queue and not hits:
+            d = queue.popleft()
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            top = os.path.normpath(d) == os.path.normpath(root)
+            for e in entries:
+                if top and e.name in ('proc', 'sys', 'usr'):
+                    continue
+                if name in e.name:
+                    hits.append(e.path)
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        queue.append(e.path)
+                        continue
                     scanned += 1
-                    try:
-                        if os.path.isfile(p) and os.path.getsize(p) < 65536:
-                            with open(p, 'rb') as fh:
-                                if text.encode() in fh.read():
-                                    hits.append('content:' + p)
-                    except OSError:
-                        pass
+                    # stat, not the dirent: a device can be bound over a regular file's entry (/dev/full)
+                    if os.path.isfile(e.path) and os.path.getsize(e.path) < 65536:
+                        with open(e.path, 'rb') as fh:
+                            if text.encode() in fh.read():
+                                hits.append('content:' + e.path)
+                except OSError:
+                    pass
+        if hits:
+            break
     return {'hits': hits, 'scanned': scanned}
 '''
 

@@ -296,49 +296,70 @@ def test_abstract_concurrent(lang, box):
 SEARCH = {
     "python": r'''
 import os
+from collections import deque
 def f(mark, text):
+    # Breadth first, done at the first hit (a leak shows near the top, without walking a whole large host)
     hits, seen = [], 0
     roots = ['/'] + ['/proc/%s/%s/' % (p, w) for p in os.listdir('/proc') if p.isdigit() for w in ('root', 'cwd')]
     for root in roots:
-        for dirpath, dirs, files in os.walk(root):
-            if os.path.normpath(dirpath) == os.path.normpath(root):
-                dirs[:] = [d for d in dirs if d not in ('proc', 'sys', 'usr')]
-            for n in files:
-                seen += 1
-                p = os.path.join(dirpath, n)
-                if mark in n:
-                    hits.append(p)
+        queue = deque([root])
+        while queue and not hits:
+            d = queue.popleft()
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            top = os.path.normpath(d) == os.path.normpath(root)
+            for e in entries:
+                if top and e.name in ('proc', 'sys', 'usr'):
+                    continue
                 try:
+                    if e.is_dir(follow_symlinks=False):
+                        queue.append(e.path)
+                        continue
+                    seen += 1
+                    if mark in e.name:
+                        hits.append(e.path)
+                    # stat, not the dirent: a device can be bound over a regular file's entry (/dev/full)
+                    p = e.path
                     if os.path.isfile(p) and os.path.getsize(p) < 65536 and text.encode() in open(p, 'rb').read():
-                        hits.append('content:' + p)
+                        hits.append('content:' + e.path)
                 except OSError:
                     pass
+        if hits:
+            break
     return {'hits': hits, 'seen': seen}
 ''',
     "javascript": r'''
 const fs = require('fs');
 const path = require('path');
-function walk(dir, top, out, mark, text) {
-  let entries;
-  try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch (e) { return; }
-  for (const e of entries) {
-    if (top && ['proc', 'sys', 'usr'].includes(e.name)) continue;
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) { walk(p, false, out, mark, text); continue; }
-    out.seen++;
-    if (e.name.includes(mark)) out.hits.push(p);
-    try {
-      // stat, not the dirent: /dev/full is a device bound over a regular file's entry
-      const st = fs.statSync(p);
-      if (st.isFile() && st.size < 65536 && fs.readFileSync(p, 'latin1').includes(text)) out.hits.push('content:' + p);
-    } catch (err) {}
+// Breadth first, done at the first hit (a leak shows near the top, without walking a whole large host).
+function walk(root, out, mark, text) {
+  const queue = [root];
+  while (queue.length && !out.hits.length) {
+    const dir = queue.shift();
+    let entries;
+    try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch (e) { continue; }
+    const top = path.normalize(dir + '/') === path.normalize(root + '/');
+    for (const e of entries) {
+      if (top && ['proc', 'sys', 'usr'].includes(e.name)) continue;
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) { queue.push(p); continue; }
+      out.seen++;
+      if (e.name.includes(mark)) out.hits.push(p);
+      try {
+        // stat, not the dirent: /dev/full is a device bound over a regular file's entry
+        const st = fs.statSync(p);
+        if (st.isFile() && st.size < 65536 && fs.readFileSync(p, 'latin1').includes(text)) out.hits.push('content:' + p);
+      } catch (err) {}
+    }
   }
 }
 function f(mark, text) {
   const out = { hits: [], seen: 0 };
   const roots = ['/'];
   for (const p of fs.readdirSync('/proc')) if (/^\d+$/.test(p)) roots.push(`/proc/${p}/root`, `/proc/${p}/cwd`);
-  for (const r of roots) walk(r, true, out, mark, text);
+  for (const r of roots) if (!out.hits.length) walk(r, out, mark, text);
   return out;
 }
 ''',
