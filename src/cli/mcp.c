@@ -17,7 +17,7 @@ static const char k_help[] =
     "\n"
     "Serves the Model Context Protocol on stdin/stdout (JSON-RPC, one message per line; logs on stderr) for\n"
     "one client: tools run_code and call_function (a fresh sandbox each), exec_command, read_file,\n"
-    "write_file, list_files, remove_file, run_in_kernel (a Python/JavaScript kernel keeping its state: all\n"
+    "write_file, list_files, remove_file, run_in_kernel (a Python/JavaScript/Ruby/PHP kernel keeping its state: all\n"
     "in one sandbox session for this client, opened on first use), and list_languages. Ends at EOF on\n"
     "stdin (or SIGTERM/SIGINT), killing everything it started.\n"
     "Client configuration: {\"command\": \"fnbox\", \"args\": [\"mcp\"]}\n"

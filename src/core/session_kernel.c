@@ -334,7 +334,8 @@ static fb_kernel *kernel_of(fnbox_session *s, const char *language, fb_error *er
     const fb_lang_driver *d = language ? fb_lang_lookup(language) : NULL;
     if (!d || !d->kernel_source)
         return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0,
-                            "language: '%s' has no kernel (kernels: python (py, python3), javascript (js, node))",
+                            "language: '%s' has no kernel (kernels: python (py, python3), javascript (js, node), "
+                            "ruby (rb), php)",
                             language ? language : "(null)"),
                NULL;
     size_t slot = 0;

@@ -22,6 +22,8 @@ fb_harness_\name\()_len:
         harness php, "src/harness/php_harness.php"
         harness python_kernel, "src/harness/python_kernel.py"
         harness javascript_kernel, "src/harness/javascript_kernel.js"
+        harness ruby_kernel, "src/harness/ruby_kernel.rb"
+        harness php_kernel, "src/harness/php_kernel.php"
         /* C and C++ (lang/c_dispatch.c): the runtime, the declarations a C main sees, the C++ converters */
         harness c_runtime, "src/harness/c_runtime.c"
         harness c_runtime_decls, "src/harness/c_runtime.h"

@@ -16,6 +16,10 @@ extern const char fb_harness_python_kernel[];     /* session kernels (docs/inter
 extern const uint64_t fb_harness_python_kernel_len;
 extern const char fb_harness_javascript_kernel[];
 extern const uint64_t fb_harness_javascript_kernel_len;
+extern const char fb_harness_ruby_kernel[];
+extern const uint64_t fb_harness_ruby_kernel_len;
+extern const char fb_harness_php_kernel[];
+extern const uint64_t fb_harness_php_kernel_len;
 /* C and C++: no interpreter runs these; lang/c_dispatch.c puts them into the program it generates. */
 extern const char fb_harness_c_runtime[];        /* c_runtime.c */
 extern const uint64_t fb_harness_c_runtime_len;

@@ -519,4 +519,7 @@ function main(): int
     return 0;
 }
 
-exit(main());
+// Run as the program (a call); included by the session kernel (php_kernel.php) it is a library only.
+if (\get_included_files()[0] === __FILE__) {
+    exit(main());
+}

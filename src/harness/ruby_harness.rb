@@ -434,10 +434,13 @@ module FnboxHarness
   end
 end
 
-begin
-  FnboxHarness.instance_variable_set(:@status, FnboxHarness.main)
-rescue Exception # rubocop:disable Lint/RescueException
-  # The result channel itself failed (fd 3 closed by the function...): fnbox reports NoResult.
-  exit!(70)
+# Run as the program (a call); loaded by the session kernel (ruby_kernel.rb) it is a library only.
+if __FILE__ == $PROGRAM_NAME
+  begin
+    FnboxHarness.instance_variable_set(:@status, FnboxHarness.main)
+  rescue Exception # rubocop:disable Lint/RescueException
+    # The result channel itself failed (fd 3 closed by the function...): fnbox reports NoResult.
+    exit!(70)
+  end
+  exit(FnboxHarness.instance_variable_get(:@status))
 end
-exit(FnboxHarness.instance_variable_get(:@status))

@@ -6,6 +6,12 @@
 #include "lang/lang.h"
 #include "lang/php_ini.h"
 
+static const char *php_kernel(size_t *len)
+{
+    *len = (size_t)fb_harness_php_kernel_len;
+    return fb_harness_php_kernel;
+}
+
 static const char *php_harness(size_t *len)
 {
     *len = (size_t)fb_harness_php_len;
@@ -56,5 +62,7 @@ const fb_lang_driver fb_lang_php = {
     .exec = php_exec,
     .interpreter = &k_interpreter,
     .harness_source = php_harness,
+    .kernel_source = php_kernel,
+    .kernel_file = "kernel.php",
     .harness_input = fb_lang_harness_input,
 };

@@ -2,6 +2,12 @@
 #include "harness/harness.h"
 #include "lang/lang.h"
 
+static const char *ruby_kernel(size_t *len)
+{
+    *len = (size_t)fb_harness_ruby_kernel_len;
+    return fb_harness_ruby_kernel;
+}
+
 static const char *ruby_harness(size_t *len)
 {
     *len = (size_t)fb_harness_ruby_len;
@@ -31,5 +37,7 @@ const fb_lang_driver fb_lang_ruby = {
     .exec = fb_lang_interpreter_exec,
     .interpreter = &k_interpreter,
     .harness_source = ruby_harness,
+    .kernel_source = ruby_kernel,
+    .kernel_file = "kernel.rb",
     .harness_input = fb_lang_harness_input,
 };

@@ -157,6 +157,10 @@ def test_state_persists_and_the_text_is_compact(connect):
     sc = ok(kernel(c, code="let n = 5; n * 2", language="javascript"))
     assert sc["result"] == 10, sc
     assert ok(kernel(c, code="n + 1", language="javascript"))["result"] == 6
+    ok(kernel(c, code="r = 20", language="ruby"))
+    assert ok(kernel(c, code="r * 2 + 2", language="ruby"))["result"] == 42
+    ok(kernel(c, code="$p = 20;", language="php"))
+    assert ok(kernel(c, code="$p * 2 + 2", language="php"))["result"] == 42
 
 
 def test_two_clients_do_not_share_state(connect):
@@ -202,7 +206,7 @@ def test_restart_loses_the_state(connect):
 
 @pytest.mark.parametrize("arguments, field", [
     ({}, "code"),
-    ({"code": "1", "language": "ruby"}, "language"),
+    ({"code": "1", "language": "cobol"}, "language"),
     ({"code": 1}, "code"),
     ({"code": "1", "timeout": "soon"}, "timeout"),
     ({"code": "1", "timeout": 0}, "timeout"),

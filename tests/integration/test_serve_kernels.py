@@ -98,6 +98,7 @@ def test_bad_input_names_the_field(server, sess):
     bad({"code": "1", "timeout": "soon"}, "timeout")
     bad({"code": "1", "language": "python"}, "language")
     bad({"code": "1"}, "cobol", language="cobol")
+    assert "ruby (rb), php" in error_of(sess.req("POST", "/kernels/cobol/execute", {"code": "1"}), 400, "InvalidRequest")
     r = sess.req("DELETE", "/kernels/cobol")
     assert "cobol" in error_of(r, 400, "InvalidRequest")
     error_of(server.request("POST", "/v1/sessions/0123abcd/kernels/python/execute", {"code": "1"}, token=TOKEN), 404,
@@ -121,3 +122,48 @@ def test_closing_the_session_leaves_nothing(token_file):
         assert s.close().status == 204
         srv.stop()
     assert_nothing_left(srv, mark)
+
+
+def test_ruby_kernel(sess):
+    assert kexec(sess, "require 'set'\nx = 41\ndef twice(n) = n * 2", "ruby")["status"] == "success"
+    res = kexec(sess, "puts 'hi'\n$stderr.puts 'warn'\nx + 1", "rb")
+    assert res["status"] == "success" and res["result"] == 42 and res["stdout"] == "hi\n", res
+    assert res["stderr"] == "warn\n" and res["kernelRestarted"] is False, res
+    assert kexec(sess, "[Set[1, 2], :sym, twice(x), 'hi'.b, {a: 1.5}]", "ruby")["result"] == \
+        [[1, 2], "sym", 82, "hi", {"a": 1.5}]
+    err = kexec(sess, "1 / 0", "ruby")
+    assert err["status"] == "error" and err["error"]["type"] == "ZeroDivisionError", err
+    assert "user_code.rb:1" in err["error"]["stack"] and "kernel" not in err["error"]["stack"], err
+    res = kexec(sess, "loop { }", "ruby", timeout=0.3)
+    assert res["status"] == "timeout" and res["kernelRestarted"] is False, res
+    assert kexec(sess, "x", "ruby")["result"] == 41
+    res = kexec(sess, "trap('INT', 'IGNORE')\nloop { }", "ruby", timeout=0.3)
+    assert res["status"] == "timeout" and res["kernelRestarted"] is True, res
+    assert kexec(sess, "defined?(x).inspect", "ruby")["result"] == "nil"
+    kexec(sess, "again = 1", "ruby")
+    assert sess.req("DELETE", "/kernels/rb").status == 204
+    assert kexec(sess, "defined?(again).inspect", "ruby")["result"] == "nil"
+
+
+def test_php_kernel(sess):
+    assert kexec(sess, "$x = 41;\nfunction twice($n) { return $n * 2; }", "php")["result"] is None
+    res = kexec(sess, "echo \"hi\\n\";\nfwrite(STDERR, \"warn\\n\");\n$x + 1", "php")
+    assert res["status"] == "success" and res["result"] == 42 and res["stdout"] == "hi\n", res
+    assert res["stderr"] == "warn\n" and res["kernelRestarted"] is False, res
+    assert kexec(sess, "return [twice($x), ['a' => 1.5], new DateTime('2020-01-02T03:04:05Z')];", "php")["result"] \
+        == [82, {"a": 1.5}, "2020-01-02T03:04:05+00:00"]
+    err = kexec(sess, "intdiv(1, 0)", "php")
+    assert err["status"] == "error" and err["error"]["type"] == "DivisionByZeroError", err
+    assert "kernel" not in err["error"]["stack"], err
+    err = kexec(sess, "function twice($n) { return 0; }", "php")
+    assert err["error"]["type"] == "FatalError" and "Cannot redeclare twice()" in err["error"]["message"], err
+    assert err["kernelRestarted"] is False and kexec(sess, "twice($x)", "php")["result"] == 82
+    res = kexec(sess, "while (true) {}", "php", timeout=0.3)
+    assert res["status"] == "timeout" and res["kernelRestarted"] is False, res
+    assert kexec(sess, "$x", "php")["result"] == 41
+    res = kexec(sess, "pcntl_signal(SIGINT, SIG_IGN);\nwhile (true) {}", "php", timeout=0.3)
+    assert res["status"] == "timeout" and res["kernelRestarted"] is True, res
+    assert kexec(sess, "isset($x)", "php")["result"] is False
+    kexec(sess, "$again = 1;", "php")
+    assert sess.req("DELETE", "/kernels/php").status == 204
+    assert kexec(sess, "isset($again)", "php")["result"] is False

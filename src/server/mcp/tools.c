@@ -401,7 +401,7 @@ static json_t *exec_command(const fb_mcp_call *c, json_t *args)
 
 /* ---- run_in_kernel: the client's session kernel (docs/internals/kernels.md) ---- */
 
-static const char *const k_kernel_languages[] = {"python", "javascript", NULL};
+static const char *const k_kernel_languages[] = {"python", "javascript", "ruby", "php", NULL};
 static const char *const k_kernel_fields[] = {"status", "result", "error", "exitCode", "kernelRestarted", NULL};
 
 /* restart: the kernel killed before the code runs (its state lost). NULL when done; else the isError result. */
@@ -443,7 +443,7 @@ static json_t *run_in_kernel(const fb_mcp_call *c, json_t *args)
     if (!lang)
         lang = "python";
     if (!listed(k_kernel_languages, lang))
-        return failed("Invalid arguments: language '%.64s' is not one of python, javascript (the languages "
+        return failed("Invalid arguments: language '%.64s' is not one of python, javascript, ruby, php (the languages "
                       "with a kernel)", lang);
     double t = timeout_of(c, args);
     if (t < 0)
@@ -769,14 +769,16 @@ static const fb_mcp_tool k_tools[] = {
      "\"required\":[\"languages\"]}",
      true, false, true, false, list_languages},
     {"run_in_kernel", "Run code in a persistent kernel",
-     "Runs a cell of Python or JavaScript in this conversation's kernel, a long-lived interpreter that KEEPS "
+     "Runs a cell of Python, JavaScript, Ruby or PHP in this conversation's kernel, a long-lived interpreter that KEEPS "
      "its state (variables, imports, loaded data) from one call to the next, as a Jupyter notebook does; it "
      "sees the files of exec_command and the file tools. Returns the value of the last expression (result, as "
-     "JSON), stdout and stderr; an exception is an error naming its type (e.g. ZeroDivisionError). A timeout "
-     "interrupts the cell and keeps the state; restart: true starts a fresh kernel first (all state lost).",
+     "JSON; PHP: a top-level return or a final expression without ';'), stdout and stderr; an exception is an "
+     "error naming its type (e.g. ZeroDivisionError). A timeout interrupts the cell and keeps the state; "
+     "restart: true starts a fresh kernel first (all state lost).",
      "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"code\"],\"properties\":{\"code\":{"
      "\"type\":\"string\",\"description\":\"the cell; its last expression's value is the result\"},\"language\":"
-     "{\"type\":\"string\",\"enum\":[\"python\",\"javascript\"],\"default\":\"python\"}," TIMEOUT_ARG ","
+     "{\"type\":\"string\",\"enum\":[\"python\",\"javascript\",\"ruby\",\"php\"],\"default\":\"python\"},"
+     TIMEOUT_ARG ","
      "\"restart\":{\"type\":\"boolean\",\"default\":false,\"description\":\"restart the kernel first: every "
      "variable and import is lost\"}}}",
      KERNEL_OUTPUT, false, true, false, true, run_in_kernel},

@@ -149,6 +149,62 @@ static void test_state_persists_javascript(void **state)
     fnbox_session_close(s);
 }
 
+static void test_state_persists_ruby(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_t *r = run(s, "ruby", "require 'set'\nx = 41\ndef twice(n) = n * 2");
+    assert_string_equal(str(r, "status"), "success");
+    json_decref(r);
+    r = run(s, "rb", "puts 'out'\n$stderr.puts 'err'\n[Set[x + 1], :s, twice(x), 1.0 / 0]");
+    assert_string_equal(value(r), "[[42],\"s\",82,null]");
+    assert_string_equal(str(r, "stdout"), "out\n");
+    assert_string_equal(str(r, "stderr"), "err\n");
+    json_decref(r);
+    r = run(s, "ruby", "1 / 0");
+    assert_string_equal(error_type(r), "ZeroDivisionError");
+    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "user_code.rb:1"));
+    json_decref(r);
+    r = run_opts(s, "ruby", "loop { }", 0.3, FNBOX_OK, NULL);
+    assert_string_equal(str(r, "status"), "timeout");
+    assert_false(restarted(r)); /* Interrupt raised in the cell: the binding is kept */
+    json_decref(r);
+    r = run(s, "ruby", "x");
+    assert_string_equal(value(r), "41");
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
+static void test_state_persists_php(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_t *r = run(s, "php", "$x = 41;\nfunction twice($n) { return $n * 2; }");
+    assert_string_equal(str(r, "status"), "success");
+    assert_string_equal(value(r), "null");
+    json_decref(r);
+    r = run(s, "php", "echo \"out\\n\";\nfwrite(STDERR, \"err\\n\");\n[twice($x), 'a' => NAN]");
+    assert_string_equal(value(r), "{\"0\":82,\"a\":null}");
+    assert_string_equal(str(r, "stdout"), "out\n");
+    assert_string_equal(str(r, "stderr"), "err\n");
+    json_decref(r);
+    r = run(s, "php", "1 % 0;");
+    assert_string_equal(error_type(r), "DivisionByZeroError");
+    json_decref(r);
+    r = run(s, "php", "function twice($n) { return 0; }"); /* PHP's fatal error, answered without dying */
+    assert_string_equal(error_type(r), "FatalError");
+    assert_false(restarted(r));
+    json_decref(r);
+    r = run_opts(s, "php", "while (true) {}", 0.3, FNBOX_OK, NULL);
+    assert_string_equal(str(r, "status"), "timeout");
+    assert_false(restarted(r)); /* pcntl's SIGINT handler throws into the cell: the globals are kept */
+    json_decref(r);
+    r = run(s, "php", "twice($x)");
+    assert_string_equal(value(r), "82");
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
 static void test_sessions_are_isolated(void **state)
 {
     (void)state;
@@ -241,9 +297,11 @@ static void test_restart_and_bad_input(void **state)
         assert_non_null(strstr(result, bad[i][1]));
         fnbox_free(result);
     }
-    assert_int_equal(fnbox_session_kernel_exec(s, "ruby", "{\"code\": \"1\"}", 13, NULL, &result, &len),
+    /* a language without a kernel: named, with the kernels there are */
+    assert_int_equal(fnbox_session_kernel_exec(s, "c", "{\"code\": \"1\"}", 13, NULL, &result, &len),
                      FNBOX_INVALID_REQUEST);
-    assert_non_null(strstr(result, "ruby"));
+    assert_non_null(strstr(result, "'c' has no kernel"));
+    assert_non_null(strstr(result, "ruby (rb), php"));
     fnbox_free(result);
     fnbox_session_close(s);
 }
@@ -277,6 +335,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_state_persists_python),
         cmocka_unit_test(test_state_persists_javascript),
+        cmocka_unit_test(test_state_persists_ruby),
+        cmocka_unit_test(test_state_persists_php),
         cmocka_unit_test(test_sessions_are_isolated),
         cmocka_unit_test(test_interrupt_keeps_state),
         cmocka_unit_test(test_ignored_sigint_restarts),
