@@ -1,6 +1,6 @@
 /* Trivial kernel executes through the C API (bench/bench_kernel.py builds and runs this): N executes of
- * "1" in one session's Python kernel, timed; then the same cell's cost in-process (python3 -c timeit) is
- * the script's. Prints executes per second and the mean per execute in ms. */
+ * "1" in one session's kernel for the language (python, javascript, ruby, php), timed; the same cell's cost
+ * in-process is the script's. Prints executes per second and the mean per execute in ms. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -19,13 +19,21 @@ def in_process_ms(lang):
         code = compile("1", "c", "eval")
         n = 200000
         return timeit.timeit(lambda: eval(code, {}), number=n) / n * 1e3
+    if lang == "ruby":  # eval of the cell in one binding, as the kernel does
+        rb = ("b=binding;n=50000;t=Process.clock_gettime(Process::CLOCK_MONOTONIC);n.times{b.eval('1')};"
+              "puts (Process.clock_gettime(Process::CLOCK_MONOTONIC)-t)*1e3/n")
+        return float(subprocess.run(["ruby", "-e", rb], capture_output=True, text=True, check=True).stdout)
+    if lang == "php":  # eval of the cell, as the kernel includes it
+        php = ("$n=50000;$t=hrtime(true);for($i=0;$i<$n;$i++){eval('return 1;');}"
+               "echo (hrtime(true)-$t)/1e6/$n;")
+        return float(subprocess.run(["php", "-r", php], capture_output=True, text=True, check=True).stdout)
     js = ("const vm=require('vm');const n=20000;const t=process.hrtime.bigint();"
           "for(let i=0;i<n;i++)new vm.Script('1').runInThisContext();"
           "console.log(Number(process.hrtime.bigint()-t)/1e6/n)")
     return float(subprocess.run(["node", "-e", js], capture_output=True, text=True, check=True).stdout)
 
 
-for lang in ("python", "javascript"):
+for lang in ("python", "javascript", "ruby", "php"):
     r = json.loads(subprocess.run([EXE, str(N), lang], capture_output=True, text=True, check=True).stdout)
     base = in_process_ms(lang)
     print(f"{lang:10s} {r['per_second']:8.0f} executes/s  {r['mean_ms']:.4f} ms each  in-process {base:.4f} ms"
