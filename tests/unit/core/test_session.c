@@ -110,7 +110,10 @@ static void test_code_exit_codes_and_cwd(void **state)
     assert_string_equal(str(r, "status"), "timeout");
     assert_string_equal(str(r, "stdout"), "partial\n");
     json_decref(r);
-    r = exec(s, "{\"command\": \"pwd\", \"cwd\": \"missing-dir\"}", FNBOX_INVALID_REQUEST);
+    r = exec(s, "{\"command\": \"pwd\", \"cwd\": \"missing-dir/below\"}", FNBOX_OK); /* made, as exec makes it */
+    assert_string_equal(str(r, "stdout"), "/workspace/missing-dir/below\n");
+    json_decref(r);
+    r = exec(s, "{\"command\": \"pwd\", \"cwd\": \"/usr/fnbox-no-dir\"}", FNBOX_INVALID_REQUEST); /* read-only */
     assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"), "message")), "cwd"));
     json_decref(r);
     r = exec(s, "{\"command\": \"true\", \"files\": {}}", FNBOX_INVALID_REQUEST);
