@@ -69,7 +69,7 @@ describe('session kernels', () => {
     r = await a.runCode("throw new TypeError('nope')", { language: 'js' });
     assert.deepEqual([r.status, r.error.type, r.error.message], ['error', 'TypeError', 'nope']);
     assert.equal((await a.runCode('x')).result, 41);
-    const err = await rejection(a.runCode('1', { language: 'ruby' }));
+    const err = await rejection(a.runCode('1', { language: 'c' }));
     assert.ok(err instanceof FnboxError);
     assert.equal(err.type, 'InvalidRequest');
   });

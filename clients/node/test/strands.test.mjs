@@ -270,10 +270,12 @@ describe('validation', () => {
     await fresh.close();
   });
 
-  test('env reaches the command; a missing cwd is the server InvalidRequest', async () => {
+  test('env reaches the command; a missing cwd is made; one that cannot be is the server InvalidRequest', async () => {
     const r = await sb.execute('echo "$A_1:$B"; pwd', { env: { A_1: 'x y', B: "it's" }, cwd: '/tmp' });
     assert.equal(r.stdout, "x y:it's\n/tmp\n");
-    const err = await rejection(sb.execute('pwd', { cwd: `/tmp/nodir_${marker('cwd')}` }));
+    const dir = `/tmp/nodir_${marker('cwd')}/below`;
+    assert.equal((await sb.execute('pwd', { cwd: dir })).stdout, `${dir}\n`);
+    const err = await rejection(sb.execute('pwd', { cwd: `/usr/nodir_${marker('cwd')}` }));
     assert.ok(err instanceof FnboxError);
     assert.equal(err.type, 'InvalidRequest');
     assert.match(err.message, /^cwd: /);

@@ -45,11 +45,11 @@ def test_kernel_state_errors_and_isolation(kmode):
         assert isinstance(r, fnbox.CommandResult) and r.exit_code == 1 and "NameError" in r.stderr
         # refused before anything runs
         with pytest.raises(fnbox.InvalidRequest, match="no kernel"):
-            a.run_code("1", language="ruby", kernel=True)
+            a.run_code("1", language="c", kernel=True)
         with pytest.raises(fnbox.InvalidRequest, match="cwd"):
             a.run_code("1", kernel=True, cwd="/tmp")
         with pytest.raises(fnbox.InvalidRequest):
-            a.restart_kernel("ruby")
+            a.restart_kernel("c")
 
 
 def test_kernel_streaming_timeout_restart(kmode):
