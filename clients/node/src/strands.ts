@@ -309,14 +309,9 @@ export class FnboxSandbox extends Sandbox {
     }
   }
 
-  async *#run(route: 'commands' | 'code', body: Record<string, unknown>, options: ExecuteOptions | undefined): AsyncGenerator<StreamChunk | ExecutionResult> {
-    const signal = options?.signal;
+  /** The session for a run whose signal may abort it: before, during or right after opening. */
+  async #connectFor(signal: AbortSignal | undefined): Promise<Connection> {
     if (signal?.aborted) throw new SandboxAbortError();
-    const timeout = options?.timeout ?? MAX_TIMEOUT_SECONDS;
-    const request: Record<string, unknown> = { ...body, timeout };
-    if (options?.cwd !== undefined) request.cwd = options.cwd;
-    if (options?.env !== undefined && Object.keys(options.env).length > 0) request.env = options.env;
-
     let conn: Connection;
     try {
       conn = await this.#connect();
@@ -325,6 +320,17 @@ export class FnboxSandbox extends Sandbox {
       throw err;
     }
     if (signal?.aborted) throw new SandboxAbortError();
+    return conn;
+  }
+
+  async *#run(route: 'commands' | 'code', body: Record<string, unknown>, options: ExecuteOptions | undefined): AsyncGenerator<StreamChunk | ExecutionResult> {
+    const signal = options?.signal;
+    const timeout = options?.timeout ?? MAX_TIMEOUT_SECONDS;
+    const request: Record<string, unknown> = { ...body, timeout };
+    if (options?.cwd !== undefined) request.cwd = options.cwd;
+    if (options?.env !== undefined && Object.keys(options.env).length > 0) request.env = options.env;
+
+    const conn = await this.#connectFor(signal);
 
     let streamedOut = '';
     let streamedErr = '';
@@ -406,16 +412,8 @@ export class FnboxSandbox extends Sandbox {
       }
       return { status: exitCode === 0 ? 'success' : 'error', result: undefined, error: undefined, stdout, stderr, exitCode, kernelRestarted: false };
     }
-    if (signal?.aborted) throw new SandboxAbortError();
     const timeout = options.timeout ?? MAX_TIMEOUT_SECONDS;
-    let conn: Connection;
-    try {
-      conn = await this.#connect();
-    } catch (err) {
-      if (signal?.aborted) throw new SandboxAbortError();
-      throw err;
-    }
-    if (signal?.aborted) throw new SandboxAbortError();
+    const conn = await this.#connectFor(signal);
 
     let streamedOut = '';
     let streamedErr = '';

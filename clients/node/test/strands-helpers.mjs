@@ -2,6 +2,7 @@
 // `fnbox/strands` and `@strands-agents/sdk` by name, so they run against one SDK copy: inside the scratch
 // app test/strands.run.mjs installs the packed tarball into, or in place (the package's self-reference and
 // its devDependency SDK).
+import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -79,6 +80,16 @@ export async function waitFor(predicate, ms = 5000, step = 50) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The error a promise rejects with; fails the test when it resolves. */
+export async function rejection(promise) {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  assert.fail('expected a rejection');
+}
 
 /**
  * A scripted model (the LLM is mocked, nothing else): each `stream()` call plays the next turn. A turn is

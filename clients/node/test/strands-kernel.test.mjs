@@ -5,18 +5,9 @@ import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { SandboxAbortError, SandboxTimeoutError } from '@strands-agents/sdk';
 import { FnboxError, FnboxSandbox } from 'fnbox/strands';
-import { fnboxBinary, marker } from './strands-helpers.mjs';
+import { fnboxBinary, marker, rejection } from './strands-helpers.mjs';
 
 const binary = fnboxBinary();
-
-async function rejection(promise) {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  assert.fail('expected a rejection');
-}
 
 describe('session kernels', () => {
   let server;

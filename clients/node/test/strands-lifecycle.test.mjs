@@ -9,18 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Sandbox } from '@strands-agents/sdk';
 import { FnboxError, FnboxSandbox } from 'fnbox/strands';
-import { clientTempDirs, fnboxBinary, fnboxChildren, marker, sleep, waitFor } from './strands-helpers.mjs';
+import { clientTempDirs, fnboxBinary, fnboxChildren, marker, rejection, sleep, waitFor } from './strands-helpers.mjs';
 
 const binary = fnboxBinary();
-
-async function rejection(promise) {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  assert.fail('expected a rejection');
-}
 
 describe('local mode', () => {
   test('a never-used sandbox starts nothing, and its close() is a no-op', async () => {

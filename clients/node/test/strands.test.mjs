@@ -11,7 +11,7 @@ import {
   SandboxTimeoutError,
 } from '@strands-agents/sdk';
 import { FnboxError, FnboxSandbox, MAX_TIMEOUT_SECONDS } from 'fnbox/strands';
-import { collect, fnboxBinary, marker, processesWith, sleep, waitFor } from './strands-helpers.mjs';
+import { collect, fnboxBinary, marker, processesWith, rejection, sleep, waitFor } from './strands-helpers.mjs';
 
 const binary = fnboxBinary();
 let sb;
@@ -31,15 +31,6 @@ class ProbeSandbox extends PosixShellSandbox {
     this.ran.push(command);
     yield { type: 'executionResult', exitCode: 0, stdout: '', stderr: '', outputFiles: [] };
   }
-}
-
-async function rejection(promise) {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  assert.fail('expected a rejection');
 }
 
 describe('shape', () => {
