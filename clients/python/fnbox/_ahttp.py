@@ -89,6 +89,14 @@ class ResponseParser:
         del self._buf[:i + 1]
         return line.rstrip(b"\r\n")
 
+    def _take_counted(self, events: List[Tuple]) -> bool:
+        """Data of a counted part (a Content-Length body, a chunk) out of the buffer; True once it is all in."""
+        take = min(self._remaining, len(self._buf))
+        events.append(("data", bytes(self._buf[:take])))
+        del self._buf[:take]
+        self._remaining -= take
+        return self._remaining == 0
+
     def _step(self, events: List[Tuple[Any, ...]]) -> bool:
         state = self._state
         if state == "head":
@@ -104,11 +112,7 @@ class ResponseParser:
         if state == "length":
             if not self._buf:
                 return False
-            take = min(self._remaining, len(self._buf))
-            events.append(("data", bytes(self._buf[:take])))
-            del self._buf[:take]
-            self._remaining -= take
-            if self._remaining == 0:
+            if self._take_counted(events):
                 self._end(events)
             return True
         if state == "until-close":
@@ -136,11 +140,7 @@ class ResponseParser:
         if state == "chunk-data":
             if not self._buf:
                 return False
-            take = min(self._remaining, len(self._buf))
-            events.append(("data", bytes(self._buf[:take])))
-            del self._buf[:take]
-            self._remaining -= take
-            if self._remaining == 0:
+            if self._take_counted(events):
                 self._state = "chunk-end"
             return True
         if state == "chunk-end":
