@@ -255,6 +255,37 @@ FNBOX_API void fnbox_session_shutdown(fnbox_session *s);
  * (count your references). NULL is a no-op. */
 FNBOX_API void fnbox_session_close(fnbox_session *s);
 
+/* ---- Engines (since 0.7): warm pools of sandboxes prepared ahead of their calls ----
+ * An engine keeps, per language, a number of sandboxes already built (namespaces, root, cgroup and
+ * limits, seccomp, Landlock) with the runtime started and the harness loaded, each waiting for one call
+ * (docs/internals/pools.md). fnbox_engine_call runs a call as fnbox_call does, in one of them when the
+ * request needs nothing a pooled sandbox was not built with (no mount, no permissions, the default workdir
+ * and limits; timeout, cpuSeconds, stdout/stderr/result caps and files may be the request's), else cold
+ * (also when the pool is empty). **A sandbox serves exactly one call** and is then destroyed; the engine's
+ * thread builds a new one in the background. The result is the same as fnbox_call's, plus meta.warm: true
+ * when a pooled sandbox served it. C and C++ are not pooled (their program is the call's own; the compile
+ * cache makes a repeated call pay only the program's start).
+ *
+ * options is JSON (len 0: no pools): {"warm": {"python": 4, "javascript": 2, ...} (language name or alias:
+ * sandboxes kept ready, 0 to 64), "maxMemoryBytes": n (the idle sandboxes' memory, all pools together, as
+ * their cgroups count it; no new one is built past it; default 1 GiB)}. Errors as fnbox_session_open's
+ * (FNBOX_INVALID_REQUEST naming the field, e.g. a language with no runtime here). fnbox_engine_call is
+ * thread-safe. */
+typedef struct fnbox_engine fnbox_engine;
+FNBOX_API int fnbox_engine_open(const char *options, size_t len, fnbox_engine **engine, char **error,
+                                size_t *error_len);
+FNBOX_API int fnbox_engine_call(fnbox_engine *engine, const char *request, size_t request_len,
+                                const fnbox_call_options *options, char **result, size_t *result_len);
+/* Waits until every pool is full: FNBOX_OK, or 1 after timeout_s (benchmarks and tests). */
+FNBOX_API int fnbox_engine_wait_warm(fnbox_engine *engine, double timeout_s);
+/* {"pools": {language: {size, idle, served, missed, built, failed, died, idleMemoryBytes,
+ * memoryPerSandboxBytes, lastError?}, "maxMemoryBytes": n}} released with fnbox_free; -1 on allocation
+ * failure. served: calls a pooled sandbox ran; missed: calls that fitted but found the pool empty (cold);
+ * died: idle sandboxes found dead and replaced. */
+FNBOX_API int fnbox_engine_stats(fnbox_engine *engine, char **json, size_t *json_len);
+/* Destroys every pooled sandbox. No call may be running on the engine. NULL is a no-op. */
+FNBOX_API void fnbox_engine_close(fnbox_engine *engine);
+
 /* Probes the kernel features and runtimes fnbox needs. *report is a JSON object
  * {"ok": bool, "checks": [{"name", "ok", "detail", "fix"}...]} to release with fnbox_free.
  * Returns 0 when every required feature is present, 1 when something required is missing,

@@ -5,8 +5,9 @@
  *   plan       lang/plan       function, signature, normalized arguments (the language's driver)
  *   workspace  fs/workspace    stage the files, open the mounts (core/call_files configures it)
  *   compile    core/compile    C and C++ only: the program, from the cache or a compiler sandbox
- *   launch     core/launch     argv, environment, files and input of the call; run in the sandbox,
- *                              its output told to the host as it arrives (core/output)
+ *   launch     core/launch     argv, environment, files and input of the call; run in the sandbox (a
+ *                              warm pool's prepared one when it fits: core/pool), its output told to
+ *                              the host as it arrives (core/output)
  *   result     core/result     judge the outcome; fs/ collects and syncs; core/result_files reports
  * and one ExecutionResult JSON comes out, also when a stage fails (fail_result). */
 #include <errno.h>
@@ -19,6 +20,7 @@
 
 #include "core/call_files.h"
 #include "core/compile.h"
+#include "core/executor.h"
 #include "core/host.h"
 #include "core/launch.h"
 #include "request/limits.h"
@@ -54,6 +56,12 @@ static int fail_result(const fb_error *err, int code, double t0, const char *sig
 
 FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_call_options *options, char **result,
                          size_t *result_len)
+{
+    return fb_executor_call(request, request_len, options, NULL, result, result_len);
+}
+
+int fb_executor_call(const char *request, size_t request_len, const fnbox_call_options *options, fb_pool *pool,
+                     char **result, size_t *result_len)
 {
     double t0 = now_ms();
     fnbox_call_options opts = fb_host_options(options);
@@ -110,7 +118,7 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         launch.output = &output;
     }
     if (fb_launch_prepare(&req, &plan, &prog, &launch, &err) < 0 ||
-        fb_launch_run(&req, &launch, &ws, cancel_fd, &net, &outcome, &err) < 0) {
+        fb_launch_run(&req, &launch, &ws, cancel_fd, &net, pool, &outcome, &err) < 0) {
         code = fail_result(&err, FNBOX_SANDBOX_FAILED, t0, plan.signature_source, result, result_len);
         goto done;
     }
@@ -130,6 +138,8 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
         goto done;
     }
     fb_result_set_meta(&res, now_ms() - t0, plan.signature_source);
+    if (outcome.prepared)
+        fb_result_set_warm(&res);
     if (req.lang->compiler)
         fb_result_set_compile(&res, prog.cache);
     code = finish(&res, FNBOX_OK, result, result_len);

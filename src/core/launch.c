@@ -4,6 +4,7 @@
 #include "core/launch.h"
 
 #include "core/call_files.h"
+#include "core/pool.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -102,6 +103,53 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
     return 0;
 }
 
+int fb_launch_template(const fb_lang_driver *lang, fb_launch *l, fb_sandbox_spec *spec, fb_error *err)
+{
+    fb_lang_runnable run = {.runtime = fb_lang_find_runtime(lang)};
+    fb_call_limits defaults;
+    fb_permissions none = {0};
+    if (!run.runtime)
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
+                            lang->name, lang->runtimes[0]);
+    if (lang->compiler)
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "%s is compiled: its program is the call's own", lang->name);
+    if (lang->exec(lang, &run, &l->exec, err) < 0 || build_env(l->exec.env, &none, l->envp, err) < 0 ||
+        fb_request_limits_parse(NULL, "limits", FB_DEFAULT_TIMEOUT_S, &defaults, err) < 0)
+        return -1;
+    launch_files(l);
+    *spec = (fb_sandbox_spec){.exec_path = l->exec.argv[0], .argv = (char *const *)l->exec.argv,
+                              .envp = (char *const *)l->envp, .workdir = FB_EXECUTE_WORKDIR, .files = l->files,
+                              .nfiles = l->nfiles, .cancel_fd = -1, .keep_scratch = true,
+                              .inert_until_input = l->exec.inert_until_input};
+    /* the widest deadline and CPU limit: each call lowers the CPU limit to its own */
+    defaults.cpu_seconds = FB_MAX_CPU_SECONDS;
+    fb_launch_limits_of(FB_MAX_TIMEOUT_S, &defaults, &spec->limits);
+    return 0;
+}
+
+/* In a prepared sandbox of the pool when one was built exactly as spec would build it, else in a new
+ * one. The prepared one serves this call only: spent, the pool destroys it. */
+static int run_sandbox(const fb_sandbox_spec *spec, fb_pool *pool, fb_sandbox_outcome *out, fb_error *err)
+{
+    fb_sandbox *warm = pool ? fb_pool_take(pool, spec) : NULL;
+    if (!warm)
+        return fb_sandbox_run(spec, out, err);
+    const fb_sandbox_limits *l = &spec->limits;
+    fb_sandbox_call call = {.input = spec->input, .input_len = spec->input_len, .cancel_fd = spec->cancel_fd,
+                            .timeout_s = l->timeout_s, .cpu_seconds = l->cpu_seconds,
+                            .output_bytes = l->output_bytes, .result_bytes = l->result_bytes,
+                            .user_files = spec->user_files, .nuser_files = spec->nuser_files,
+                            .keep_scratch = spec->keep_scratch, .on_output = spec->on_output,
+                            .output_ctx = spec->output_ctx};
+    int rc = fb_sandbox_run_prepared(warm, &call, out, err);
+    fb_pool_spent(pool, warm);
+    if (rc <= 0)
+        return rc;
+    fb_error_clear(err); /* nothing of the call ran there: cold, as if the pool had been empty */
+    fb_sandbox_outcome_free(out);
+    return fb_sandbox_run(spec, out, err);
+}
+
 /* permissions.network: when anything is allowed, the sandbox's init opens 127.0.0.1:3128 inside and the
  * proxy (net/proxy.h) serves it from here; the function's environment points its clients there (these
  * replace any same-named permissions.env entry). Stopped as soon as every sandboxed process is gone. */
@@ -125,7 +173,7 @@ int fb_launch_attached(fb_sandbox_spec *spec, const fb_launch_attach *a, fb_sand
         spec->on_output = fb_output_chunk;
         spec->output_ctx = a->output;
     }
-    int rc = fb_sandbox_run(spec, out, err);
+    int rc = run_sandbox(spec, a->pool, out, err);
     if (a->output)
         fb_output_finish(a->output);
     free(staged);
@@ -134,7 +182,7 @@ int fb_launch_attached(fb_sandbox_spec *spec, const fb_launch_attach *a, fb_sand
 }
 
 int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
-                  fb_sandbox_outcome *out, fb_error *err)
+                  fb_pool *pool, fb_sandbox_outcome *out, fb_error *err)
 {
     fb_sandbox_spec spec = {
         .exec_path = l->exec.argv[0],
@@ -152,7 +200,8 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
     };
     fb_launch_limits(req, &spec.limits);
     fb_launch_attach a = {.envp = l->envp, .env_cap = FB_LAUNCH_MAX_ENV, .ws = ws,
-                          .keep_scratch = req->reporting.include_changes, .net = net, .output = l->output};
+                          .keep_scratch = req->reporting.include_changes, .net = net, .output = l->output,
+                          .pool = pool};
     return fb_launch_attached(&spec, &a, out, err);
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/compile.h"
 #include "core/output.h"
+#include "core/pool.h"
 #include "request/limits.h"
 #include "request/request.h"
 #include "fs/workspace.h"
@@ -43,8 +44,12 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
  * proxy of `net` serving it; the proxy is stopped before this returns. l->output, when set, is told the
  * output as it arrives and finished before this returns. */
 int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
-                  fb_sandbox_outcome *out, fb_error *err);
+                  fb_pool *pool, fb_sandbox_outcome *out, fb_error *err);
 void fb_launch_free(fb_launch *l);
+/* What a call in lang runs when its request changes nothing a sandbox is built with (no permissions, the
+ * default workdir and limits; the widest deadline and CPU limit, which each call lowers): a warm pool's
+ * template (core/pool.c). l owns what spec points to. Interpreted languages only. */
+int fb_launch_template(const fb_lang_driver *lang, fb_launch *l, fb_sandbox_spec *spec, fb_error *err);
 
 /* What every program fnbox runs shares (calls and execute requests, core/execute.c). */
 /* fnbox's minimal environment (PATH, HOME, TMPDIR, LANG, USER, LOGNAME), NULL-terminated. */
@@ -66,6 +71,7 @@ typedef struct fb_launch_attach {
     bool keep_scratch;
     fb_proxy_call *net;
     fb_output *output;
+    fb_pool *pool;       /* NULL, or warm pools to take a prepared sandbox from when one fits */
 } fb_launch_attach;
 /* Runs spec (what runs, limits, cancel fd set by the caller) with a's parts attached; the proxy is stopped
  * and the output finished before this returns. */

@@ -325,6 +325,12 @@ static void add_run(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits 
                                                          o->errout.truncated));
 }
 
+int fb_result_set_warm(fb_result *r)
+{
+    json_t *meta = json_object_get(r->obj, "meta");
+    return json_is_object(meta) ? json_object_set_new(meta, "warm", json_true()) : -1;
+}
+
 int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_source)
 {
     json_t *meta = json_pack("{s:f}", "duration", duration_ms);

@@ -39,6 +39,8 @@ int fb_result_from_program(fb_result *r, fb_sandbox_outcome *o, const fb_result_
 int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_source);
 /* Adds meta.compile ("hit", "miss" or "off": the compile cache) for compiled languages; after set_meta. */
 int fb_result_set_compile(fb_result *r, const char *cache);
+/* meta.warm: true, the call ran in a warm pool's prepared sandbox (after fb_result_set_meta). */
+int fb_result_set_warm(fb_result *r);
 /* Adds `network`: every connection the call's proxy allowed or refused ({"protocol", "host", "port",
  * "address" (null when refused before resolution), "allowed", "reason", "bytesUp", "bytesDown"
  * [, "error": why an allowed connection could not be made]}). */

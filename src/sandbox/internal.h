@@ -101,6 +101,8 @@ int fb_cgroup_attach(const fb_cgroup *cg, pid_t pid, fb_error *err);
  * the fds. */
 int fb_cgroup_join_self(const int tasks_fd[2], fb_error *err);
 void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_killed);
+/* The memory the cgroup holds now (its processes and tmpfs pages); 0 without a memory cgroup. */
+uint64_t fb_cgroup_read_current(const fb_cgroup *cg);
 void fb_cgroup_destroy(fb_cgroup *cg);
 int fb_rlimits_apply(const fb_sandbox_limits *lim, bool memory_by_cgroup, bool pids_by_cgroup,
                      fb_error *err);                                   /* [child] */
@@ -144,6 +146,9 @@ struct fb_sandbox {
     fb_run_fds f;
     fb_sandbox_outcome setup; /* a long-lived sandbox's scratch roots, handed out at creation */
     int root_fd;              /* a long-lived sandbox's root (O_PATH), for fb_sandbox_root */
+    pid_t program;            /* a prepared sandbox's program (prepared.c), as our PID namespace sees it */
+    bool prepared;            /* prepared and not yet run */
+    bool input_later;         /* prepared: keep the input pipe, whatever spec->input says */
 };
 #define FB_SANDBOX_CREATE_TIMEOUT_S 30 /* a long-lived sandbox's init has this long to build its root */
 
@@ -164,6 +169,32 @@ typedef struct fb_spawn_hdr {
 #define FB_SPAWN_MAX_ARGS 4096    /* argv and envp entries, each */
 #define FB_SPAWN_MAX_BYTES ((size_t)192 * 1024) /* the strings, in all: under a SOCK_SEQPACKET's default buffer */
 #define FB_SPAWN_FDS 6
+
+/* spawn.c's steps, shared with prepared.c (a one-shot sandbox started ahead of its input). */
+void fb_sandbox_struct_init(fb_sandbox *sb, const fb_sandbox_spec *spec);
+void fb_sandbox_outcome_init(const fb_sandbox_spec *spec, fb_sandbox_outcome *out);
+/* Makes the cgroup, clones init, releases it; serve: a long-lived sandbox's init (serve.c). */
+int fb_sandbox_start(fb_sandbox *sb, bool serve, fb_sandbox_outcome *out, fb_error *err);
+/* Kills init if it still runs, reaps it, closes the fds, removes the cgroup. */
+void fb_sandbox_stop(fb_sandbox *sb);
+/* on_started for FB_JOIN_PARENT_PROGRAM: moves the program (ctx: the fb_cgroup) into the call's cgroup. */
+int fb_sandbox_join_program(void *ctx, pid_t program, fb_error *err);
+/* What supervising a one-shot sandbox's program takes: its input, deadline and caps (limits), cancel fd,
+ * the output as it arrives; started: the program's "started" was already taken (and it joined its
+ * cgroup), so the input flows at once. */
+typedef struct fb_sandbox_oneshot {
+    const char *input;
+    size_t input_len;
+    int cancel_fd;
+    const fb_sandbox_limits *limits;
+    void (*on_output)(void *ctx, int stream, const char *data, size_t len);
+    void *output_ctx;
+    bool started;
+} fb_sandbox_oneshot;
+int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_sandbox_outcome *out, fb_error *err);
+/* After it: peak memory, OOM kill, the result channel into out. */
+int fb_sandbox_read_outcome(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *err);
+int fb_sandbox_read_result(int fd, fb_buf *result, fb_error *err);
 
 /* The program's wait status as an outcome (exited/exit_code or term_signal). */
 void fb_sandbox_decode_status(int st, fb_sandbox_outcome *out);

@@ -269,6 +269,14 @@ void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_k
     }
 }
 
+uint64_t fb_cgroup_read_current(const fb_cgroup *cg)
+{
+    uint64_t v = 0;
+    if (cg->memory_dir[0])
+        (void)read_u64(cg->memory_dir, cg->v2 ? "memory.current" : "memory.usage_in_bytes", NULL, &v);
+    return v;
+}
+
 /* Kills every process still listed in dir's cgroup.procs (v1 has no cgroup.kill). Each pid is pinned with a
  * pidfd and checked to be listed still after that, so a pid reused by an unrelated process is never hit.
  * Returns how many were listed. */

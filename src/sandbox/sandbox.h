@@ -126,6 +126,7 @@ typedef struct fb_sandbox_outcome {
     int scratch_fd[FB_SANDBOX_MAX_SCRATCH];
     const char *scratch_path[FB_SANDBOX_MAX_SCRATCH];
     size_t nscratch;
+    bool prepared;                /* it ran in a prepared sandbox (fb_sandbox_run_prepared) */
 } fb_sandbox_outcome;
 
 /* Runs spec to completion. Returns 0 when the program ran (whatever it did: see out), -1 with
@@ -193,5 +194,37 @@ void fb_sandbox_kill(fb_sandbox *sb);
 /* Kills every process of the sandbox and removes its cgroup; its mounts go with its last process. No exec
  * may be running. NULL is a no-op. */
 void fb_sandbox_destroy(fb_sandbox *sb);
+
+/* ---- A one-shot sandbox started ahead of its call (prepared.c; a warm pool's, core/pool.c) ----
+ * fb_sandbox_prepare does what fb_sandbox_run does before the input: namespaces, root, cgroup and limits,
+ * the program started (spec.inert_until_input: an interpreter's harness, which runs nothing of the
+ * caller's before its input) and inside the cgroup, waiting on its fd 4. spec has no user files, mounts or
+ * proxy (fb_sandbox_call brings the files; a call that needs the others is not for a prepared sandbox),
+ * its input is unused, and it must stay valid until destroy. fb_sandbox_run_prepared then runs the one call
+ * it will ever serve, supervised as fb_sandbox_run (the deadline counts from there); fb_sandbox_destroy
+ * follows either way. The creating thread must outlive the sandbox (init's death signal follows it). */
+typedef struct fb_sandbox_call {
+    const char *input;            /* to the program's fd 4, then EOF */
+    size_t input_len;
+    int cancel_fd;
+    double timeout_s;             /* the call's deadline, counted from the run */
+    uint64_t cpu_seconds;         /* the program's RLIMIT_CPU from now on (the spec's, a maximum, is lowered
+                                     to this; the start-up it already spent counts, as in a cold call) */
+    size_t output_bytes, result_bytes;
+    const fb_sandbox_file *user_files; /* as fb_sandbox_spec's, written before the input */
+    size_t nuser_files;
+    bool keep_scratch;            /* hand the scratch roots to the outcome (the spec must keep_scratch) */
+    void (*on_output)(void *ctx, int stream, const char *data, size_t len);
+    void *output_ctx;
+} fb_sandbox_call;
+int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **sb, fb_error *err);
+/* Prepared, not yet run, and its program still waiting (not killed, not crashed). */
+bool fb_sandbox_waiting(const fb_sandbox *sb);
+/* The memory its cgroup holds now (the program and its tmpfs pages; init is outside on cgroup v1). */
+uint64_t fb_sandbox_memory_now(const fb_sandbox *sb);
+/* As fb_sandbox_run, for a prepared sandbox: 0 when the program ran, -1 when supervising it failed; 1 when
+ * the sandbox could not take the call and nothing of it ran (its program died while it waited, the
+ * files did not fit; a second run): err says why, run it elsewhere. out is always initialised. */
+int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sandbox_outcome *out, fb_error *err);
 
 #endif

@@ -451,7 +451,7 @@ void fb_sandbox_decode_status(int st, fb_sandbox_outcome *out)
     }
 }
 
-static int join_cgroup(void *ctx, pid_t program, fb_error *err)
+int fb_sandbox_join_program(void *ctx, pid_t program, fb_error *err)
 {
     if (fb_cgroup_attach(ctx, program, err) == 0)
         return 0;
@@ -584,7 +584,7 @@ static int release(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *err)
     fb_close(&sb->cg.tasks_fd[1]);
     if (sb->cg.join == FB_JOIN_PARENT_INIT && join_init(&sb->cg, sb->pid, f->sync[1], err) < 0)
         return -1;
-    if (!spec->input)
+    if (!spec->input && !sb->input_later)
         fb_close(&f->input[1]);
     return receive_fds(spec, f->sync[1], f->pidfd, out, err);
 }
@@ -600,19 +600,19 @@ static int report_error(char *report, fb_error *err)
                         colon ? colon + 2 : report);
 }
 
-/* One-shot: supervise init's one program to the end. */
-static int supervise_program(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *err)
+/* One-shot: supervise init's one program to the end, with run's input, deadline, caps and cancel fd. */
+int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_sandbox_outcome *out, fb_error *err)
 {
-    const fb_sandbox_spec *spec = sb->spec;
     fb_run_fds *f = &sb->f;
     char report[FB_SANDBOX_MAX_SETUP_MSG] = "";
     int st = -1;
     fb_supervise_io io = {.init_pid = sb->pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
-                          .report_fd = f->report[0], .cancel_fd = spec->cancel_fd, .started_fd = f->sync[1],
-                          .input_fd = &f->input[1], .input = spec->input, .input_len = spec->input_len,
-                          .on_started = sb->cg.join == FB_JOIN_PARENT_PROGRAM ? join_cgroup : NULL, .ctx = &sb->cg,
-                          .on_output = spec->on_output, .output_ctx = spec->output_ctx};
-    int rc = fb_supervise(&io, &spec->limits, out, report, sizeof report, &st, err);
+                          .report_fd = f->report[0], .cancel_fd = run->cancel_fd,
+                          .started_fd = run->started ? -1 : f->sync[1], .input_fd = &f->input[1],
+                          .input = run->input, .input_len = run->input_len,
+                          .on_started = sb->cg.join == FB_JOIN_PARENT_PROGRAM ? fb_sandbox_join_program : NULL,
+                          .ctx = &sb->cg, .on_output = run->on_output, .output_ctx = run->output_ctx};
+    int rc = fb_supervise(&io, run->limits, out, report, sizeof report, &st, err);
     sb->pid = -1; /* reaped, even on error */
     if (rc < 0)
         return -1;
@@ -622,14 +622,26 @@ static int supervise_program(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *
     return 0;
 }
 
-static int read_result(int fd, fb_buf *result, fb_error *err)
+/* After the one program's end: the peak memory, the larger of the biggest process's RSS and the cgroup's
+ * peak (which adds tmpfs and page cache, but starts counting only once the program joined it), whether the
+ * memory limit killed it, and its result channel. */
+int fb_sandbox_read_outcome(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *err)
+{
+    uint64_t cg_peak = 0;
+    fb_cgroup_read_stats(&sb->cg, &cg_peak, &out->oom_killed);
+    if (cg_peak > out->peak_memory_bytes)
+        out->peak_memory_bytes = cg_peak;
+    return fb_sandbox_read_result(sb->f.result, &out->result, err);
+}
+
+int fb_sandbox_read_result(int fd, fb_buf *result, fb_error *err)
 {
     if (lseek(fd, 0, SEEK_SET) < 0 || fb_read_all(fd, result) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "reading the result channel");
     return 0;
 }
 
-static void outcome_init(const fb_sandbox_spec *spec, fb_sandbox_outcome *out)
+void fb_sandbox_outcome_init(const fb_sandbox_spec *spec, fb_sandbox_outcome *out)
 {
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < FB_SANDBOX_MAX_SCRATCH; i++)
@@ -642,7 +654,7 @@ static void outcome_init(const fb_sandbox_spec *spec, fb_sandbox_outcome *out)
 
 /* Makes the cgroup and clones init into fresh namespaces, then releases it (release()). serve: init
  * builds the root and serves spawn requests (serve.c) instead of starting spec's program. */
-static int start(fb_sandbox *sb, bool serve, fb_sandbox_outcome *out, fb_error *err)
+int fb_sandbox_start(fb_sandbox *sb, bool serve, fb_sandbox_outcome *out, fb_error *err)
 {
     const fb_sandbox_spec *spec = sb->spec;
     fb_run_fds *f = &sb->f;
@@ -695,7 +707,7 @@ static int start(fb_sandbox *sb, bool serve, fb_sandbox_outcome *out, fb_error *
 }
 
 /* Kills init if it still runs (the kernel kills the rest of its namespace), reaps it, releases the rest. */
-static void stop(fb_sandbox *sb)
+void fb_sandbox_stop(fb_sandbox *sb)
 {
     fb_close(&sb->f.ctl[1]); /* a serving init exits at this EOF */
     if (sb->pid > 0) {
@@ -709,7 +721,7 @@ static void stop(fb_sandbox *sb)
     fb_cgroup_destroy(&sb->cg);
 }
 
-static void sandbox_init(fb_sandbox *sb, const fb_sandbox_spec *spec)
+void fb_sandbox_struct_init(fb_sandbox *sb, const fb_sandbox_spec *spec)
 {
     memset(sb, 0, sizeof *sb);
     sb->spec = spec;
@@ -722,23 +734,17 @@ static void sandbox_init(fb_sandbox *sb, const fb_sandbox_spec *spec)
 
 int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err)
 {
-    outcome_init(spec, out);
+    fb_sandbox_outcome_init(spec, out);
     fb_sandbox sb;
-    sandbox_init(&sb, spec);
+    fb_sandbox_struct_init(&sb, spec);
+    fb_sandbox_oneshot run = {.input = spec->input, .input_len = spec->input_len, .cancel_fd = spec->cancel_fd,
+                              .limits = &spec->limits, .on_output = spec->on_output, .output_ctx = spec->output_ctx};
     int rc = -1;
-    if (start(&sb, false, out, err) < 0 || supervise_program(&sb, out, err) < 0)
+    if (fb_sandbox_start(&sb, false, out, err) < 0 || fb_sandbox_supervise_one(&sb, &run, out, err) < 0)
         goto done;
-    /* Peak memory: the larger of the biggest process's RSS and the cgroup's peak (which adds tmpfs and
-     * page cache, but starts counting only once the program joined it). */
-    uint64_t cg_peak = 0;
-    fb_cgroup_read_stats(&sb.cg, &cg_peak, &out->oom_killed);
-    if (cg_peak > out->peak_memory_bytes)
-        out->peak_memory_bytes = cg_peak;
-    if (read_result(sb.f.result, &out->result, err) < 0)
-        goto done;
-    rc = 0;
+    rc = fb_sandbox_read_outcome(&sb, out, err);
 done:
-    stop(&sb); /* after a set-up failure too: init must not outlive us */
+    fb_sandbox_stop(&sb); /* after a set-up failure too: init must not outlive us */
     return rc;
 }
 
@@ -771,9 +777,9 @@ int fb_sandbox_create(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *e
     fb_sandbox *sb = malloc(sizeof *sb);
     if (!sb)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "allocating a sandbox");
-    sandbox_init(sb, spec);
-    outcome_init(spec, &sb->setup);
-    if (start(sb, true, &sb->setup, err) < 0 || await_ready(sb, err) < 0) {
+    fb_sandbox_struct_init(sb, spec);
+    fb_sandbox_outcome_init(spec, &sb->setup);
+    if (fb_sandbox_start(sb, true, &sb->setup, err) < 0 || await_ready(sb, err) < 0) {
         fb_sandbox_destroy(sb);
         return -1;
     }
@@ -795,7 +801,7 @@ void fb_sandbox_destroy(fb_sandbox *sb)
 {
     if (!sb)
         return;
-    stop(sb);
+    fb_sandbox_stop(sb);
     fb_close(&sb->root_fd);
     fb_sandbox_outcome_free(&sb->setup);
     free(sb);

@@ -221,7 +221,9 @@ int fb_supervise(const fb_supervise_io *io, const fb_sandbox_limits *lim, fb_san
                        [SV_PID] = {.fd = io->pidfd, .events = POLLIN},
                        [SV_CANCEL] = {.fd = io->cancel_fd, .events = POLLIN},
                        [SV_STARTED] = {.fd = io->started_fd, .events = POLLIN},
-                       [SV_INPUT] = {.fd = -1, .events = POLLOUT},
+                       /* without a "started" to wait for, the program is ready for its input now */
+                       [SV_INPUT] = {.fd = io->started_fd < 0 && io->input_fd ? *io->input_fd : -1,
+                                     .events = POLLOUT},
                    }};
     fb_buf_init(&st.report, report_cap > 0 ? report_cap - 1 : 0);
     double start = now_ms();

@@ -1,0 +1,220 @@
+/* A one-shot sandbox started ahead of its call (a warm pool's, core/pool.c): fb_sandbox_run cut in two.
+ *
+ *   fb_sandbox_prepare        everything fb_sandbox_run does before the input: the cgroup, init cloned into
+ *                             fresh namespaces, the root built, the program (an interpreter's harness,
+ *                             inert until its input) started and inside the call's cgroup; then it waits,
+ *                             blocked on its fd 4, having run nothing of anyone's
+ *   fb_sandbox_run_prepared   the call: the request's files placed, the input written, supervised to the
+ *                             end exactly as fb_sandbox_run supervises (deadline from here), the outcome
+ *
+ * The sandbox serves that one call and is then destroyed: nothing of a call is ever seen by another. The
+ * request's files are written here, from the host, through the scratch roots init handed out, which is
+ * safe only because nothing but the harness has run in the sandbox yet: no path in it can have been
+ * planted (they are still resolved beneath their area, without symlinks). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+#include "util/defences.h"
+#include "util/fd.h"
+
+/* Waits for the program's "started" (it is set up and about to execve) and moves it into the call's
+ * cgroup when that is the parent's job; or reads why init failed. */
+static int await_started(fb_sandbox *sb, fb_error *err)
+{
+    struct pollfd p[2] = {{.fd = sb->f.sync[1], .events = POLLIN}, {.fd = sb->f.pidfd, .events = POLLIN}};
+    int n;
+    while ((n = poll(p, 2, FB_SANDBOX_CREATE_TIMEOUT_S * 1000)) < 0 && errno == EINTR)
+        ;
+    if (n == 0)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ETIMEDOUT, "the prepared sandbox did not start within %d s",
+                            FB_SANDBOX_CREATE_TIMEOUT_S);
+    pid_t program = (p[0].revents & POLLIN) ? fb_sock_recv_pid(sb->f.sync[1], NULL) : 0;
+    if (program > 0) {
+        sb->program = program;
+        return sb->cg.join == FB_JOIN_PARENT_PROGRAM ? fb_sandbox_join_program(&sb->cg, program, err) : 0;
+    }
+    char report[FB_SANDBOX_MAX_SETUP_MSG];
+    ssize_t len = read(sb->f.report[0], report, sizeof report - 1);
+    if (len > 1 && report[0] == 'E') {
+        report[len] = '\0';
+        char *colon = strstr(report + 1, ": ");
+        fb_errkind kind = FB_ERR_NONE;
+        if (colon) {
+            *colon = '\0';
+            kind = fb_errkind_from_name(report + 1);
+        }
+        return fb_set_error(err, kind != FB_ERR_NONE ? kind : FB_ERR_SANDBOX_SETUP, 0, "sandbox set-up failed: %s",
+                            colon ? colon + 2 : report + 1);
+    }
+    return fb_set_error(err, FB_ERR_SANDBOX_SETUP, 0, "the prepared sandbox's program ended before it started");
+}
+
+int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *err)
+{
+    *out = NULL;
+    if (!spec->inert_until_input || spec->nuser_files || spec->nfuse || spec->proxy_listen || spec->input_on_stdin)
+        return fb_set_error(err, FB_ERR_INTERNAL, EINVAL,
+                            "a prepared sandbox runs an inert program with no files, mounts or proxy of its own");
+    fb_sandbox *sb = malloc(sizeof *sb);
+    if (!sb)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "allocating a sandbox");
+    fb_sandbox_struct_init(sb, spec);
+    sb->input_later = true;
+    fb_sandbox_outcome_init(spec, &sb->setup);
+    if (fb_sandbox_start(sb, false, &sb->setup, err) < 0 || await_started(sb, err) < 0) {
+        fb_sandbox_destroy(sb);
+        return -1;
+    }
+    sb->prepared = true;
+    *out = sb;
+    return 0;
+}
+
+bool fb_sandbox_waiting(const fb_sandbox *sb)
+{
+    struct pollfd p = {.fd = sb->f.pidfd, .events = POLLIN};
+    return sb->prepared && sb->pid > 0 && poll(&p, 1, 0) == 0; /* init (and so its program) still there */
+}
+
+uint64_t fb_sandbox_memory_now(const fb_sandbox *sb)
+{
+    return fb_cgroup_read_current(&sb->cg);
+}
+
+/* The CPU time a process has used so far (all its threads), in ms; 0 if it cannot be read. */
+static double process_cpu_ms(pid_t pid)
+{
+    clockid_t clock;
+    struct timespec ts;
+    if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The scratch area a request file lands in: the longest area that is its path's prefix. */
+static int area_of(const fb_sandbox_outcome *s, const char *path, const char **rel)
+{
+    int best = -1;
+    size_t best_len = 0;
+    for (size_t i = 0; i < s->nscratch; i++) {
+        const char *a = s->scratch_path[i];
+        size_t len = strcmp(a, "/") == 0 ? 0 : strlen(a);
+        if (strncmp(path, a, len) == 0 && path[len] == '/' && (best < 0 || len > best_len)) {
+            best = (int)i;
+            best_len = len;
+        }
+    }
+    if (best >= 0)
+        *rel = path + best_len + 1;
+    return best;
+}
+
+static int open_beneath(int dirfd, const char *name, int flags, mode_t mode)
+{
+    struct open_how how = {.flags = (unsigned long long)flags | O_CLOEXEC | O_NOFOLLOW, .mode = mode,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+}
+
+/* Writes one request file, its missing parents first (0755), owned by the sandbox's user, mode 0644 or
+ * 0755, as init writes them for a cold call (rootfs.c write_user_files). */
+static int place_file(const fb_sandbox *sb, int area_fd, const char *rel, const fb_sandbox_file *f, fb_error *err)
+{
+    char dir[1024];
+    if (snprintf(dir, sizeof dir, "%s", rel) >= (int)sizeof dir)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ENAMETOOLONG, "write %s", f->path);
+    for (char *p = dir; (p = strchr(p, '/')) != NULL; p++) {
+        *p = '\0';
+        if (mkdirat(area_fd, dir, 0755) == 0) {
+            if (sb->idmap.privileged &&
+                fchownat(area_fd, dir, sb->idmap.outer_uid, sb->idmap.outer_gid, AT_SYMLINK_NOFOLLOW) < 0)
+                return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "chown for %s", f->path);
+        } else if (errno != EEXIST) {
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "mkdir for %s", f->path);
+        }
+        *p = '/';
+    }
+    int fd = open_beneath(area_fd, rel, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "write %s", f->path);
+    int rc = 0;
+    if (fb_write_all(fd, f->data, f->len) < 0 || fchmod(fd, f->executable ? 0755 : 0644) < 0 ||
+        (sb->idmap.privileged && fchown(fd, sb->idmap.outer_uid, sb->idmap.outer_gid) < 0))
+        rc = fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "write %s", f->path);
+    close(fd);
+    return rc;
+}
+
+static int place_files(const fb_sandbox *sb, const fb_sandbox_file *files, size_t n, fb_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *rel = NULL;
+        int area = area_of(&sb->setup, files[i].path, &rel);
+        if (area < 0 || !*rel)
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, EINVAL, "write %s: not in a writable area of the sandbox",
+                                files[i].path);
+        if (place_file(sb, sb->setup.scratch_fd[area], rel, &files[i], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The scratch roots pass from the sandbox to the call's outcome (or stay, closed at destroy). */
+static void hand_scratch(fb_sandbox *sb, fb_sandbox_outcome *out)
+{
+    for (size_t i = 0; i < sb->setup.nscratch; i++) {
+        out->scratch_fd[i] = sb->setup.scratch_fd[i];
+        out->scratch_path[i] = sb->setup.scratch_path[i];
+        sb->setup.scratch_fd[i] = -1;
+    }
+    out->nscratch = sb->setup.nscratch;
+    sb->setup.nscratch = 0;
+}
+
+int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sandbox_outcome *out, fb_error *err)
+{
+    fb_sandbox_limits lim = sb->spec->limits;
+    lim.timeout_s = call->timeout_s;
+    lim.output_bytes = call->output_bytes;
+    lim.result_bytes = call->result_bytes;
+    fb_sandbox_spec caps = *sb->spec;
+    caps.limits = lim;
+    fb_sandbox_outcome_init(&caps, out);
+    out->memory_limit_mechanism = sb->cg.mechanism;
+    if (!fb_sandbox_waiting(sb)) {
+        fb_set_error(err, FB_ERR_SANDBOX_SETUP, ESRCH, "the prepared sandbox is no longer waiting");
+        return 1;
+    }
+    sb->prepared = false; /* one call, whatever happens now */
+    if (place_files(sb, call->user_files, call->nuser_files, err) < 0)
+        return 1;
+    if (call->keep_scratch)
+        hand_scratch(sb, out);
+    /* as fb_rlimits_apply sets it in a cold call's program */
+    struct rlimit cpu = {.rlim_cur = call->cpu_seconds, .rlim_max = call->cpu_seconds + 1};
+    if (!fb_defence_disabled("timeout") && prlimit(sb->program, RLIMIT_CPU, &cpu, NULL) < 0)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "prlimit(CPU) on the prepared program");
+    /* what init (building the root) and the program (starting) spent before the call: a cold call's
+     * usage counts it, but it was not this call's */
+    double startup_cpu_ms = process_cpu_ms(sb->pid) + process_cpu_ms(sb->program);
+    out->prepared = true;
+    fb_sandbox_oneshot run = {.input = call->input, .input_len = call->input_len, .cancel_fd = call->cancel_fd,
+                              .limits = &lim, .on_output = call->on_output, .output_ctx = call->output_ctx,
+                              .started = true};
+    if (fb_sandbox_supervise_one(sb, &run, out, err) < 0)
+        return -1;
+    /* the call's CPU time, not the start-up that ran before it was asked for */
+    out->cpu_ms = out->cpu_ms > startup_cpu_ms ? out->cpu_ms - startup_cpu_ms : 0;
+    return fb_sandbox_read_outcome(sb, out, err);
+}
