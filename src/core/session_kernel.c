@@ -534,12 +534,13 @@ static void exec_io_free(exec_io *io)
     fb_buf_free(&io->payload);
 }
 
-/* Runs req in k (held): a kernel that died since the last execute is started afresh, which the result says. */
+/* Runs req in k (held): a kernel that died since the last execute, or one the request restarts, is started
+ * afresh, which the result says; a restart with no kernel started yet discards nothing, and says so. */
 static int exec_held(fb_kernel *k, const fb_kernel_request *req, const fnbox_call_options *opts, double t0,
                      char **result, size_t *result_len, fb_error *err)
 {
     exec_end end = {0};
-    if (k->started && kernel_over(k)) {
+    if (k->started && (req->restart || kernel_over(k))) {
         kernel_stop(k);
         end.restarted = true;
     }

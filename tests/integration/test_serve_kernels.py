@@ -86,6 +86,10 @@ def test_interrupt_and_restart(sess):
     r = sess.req("DELETE", "/kernels/python")
     assert r.status == 204, r
     assert kexec(sess, "'again' in globals()")["result"] is False
+    # restart in the request: kernelRestarted only when a started kernel's state was discarded
+    assert kexec(sess, "1", "ruby", restart=True)["kernelRestarted"] is False
+    res = kexec(sess, "again = 2", restart=True)
+    assert res["kernelRestarted"] is True and res["status"] == "success", res
 
 
 def test_bad_input_names_the_field(server, sess):
@@ -97,6 +101,7 @@ def test_bad_input_names_the_field(server, sess):
     bad({"code": 1}, "code")
     bad({"code": "1", "timeout": "soon"}, "timeout")
     bad({"code": "1", "language": "python"}, "language")
+    bad({"code": "1", "restart": "yes"}, "restart")
     bad({"code": "1"}, "cobol", language="cobol")
     assert "ruby (rb), php" in error_of(sess.req("POST", "/kernels/cobol/execute", {"code": "1"}), 400, "InvalidRequest")
     r = sess.req("DELETE", "/kernels/cobol")

@@ -60,6 +60,21 @@ static json_t *run_opts(fnbox_session *s, const char *lang, const char *code, do
     return doc;
 }
 
+/* Runs request (JSON text) in the kernel; returns the parsed result (caller decrefs). */
+static json_t *run_request(fnbox_session *s, const char *lang, const char *request)
+{
+    char *result = NULL;
+    size_t len = 0;
+    int rc = fnbox_session_kernel_exec(s, lang, request, strlen(request), NULL, &result, &len);
+    if (rc != FNBOX_OK)
+        fprintf(stderr, "kernel %s %s: %d %s\n", lang, request, rc, result ? result : "");
+    assert_int_equal(rc, FNBOX_OK);
+    json_t *doc = json_loadb(result, len, 0, NULL);
+    assert_non_null(doc);
+    fnbox_free(result);
+    return doc;
+}
+
 static json_t *run(fnbox_session *s, const char *lang, const char *code)
 {
     return run_opts(s, lang, code, 0, FNBOX_OK, NULL);
@@ -284,13 +299,26 @@ static void test_restart_and_bad_input(void **state)
     json_t *r = run(s, "python", "'gone' in globals()");
     assert_string_equal(value(r), "false");
     json_decref(r);
+    /* restart in the request: kernelRestarted only when a started kernel's state was discarded */
+    json_decref(run(s, "javascript", "1"));
+    r = run_request(s, "ruby", "{\"code\": \"kept = 1\", \"restart\": true}"); /* none was running */
+    assert_false(restarted(r));
+    json_decref(r);
+    r = run_request(s, "ruby", "{\"code\": \"defined?(kept)\", \"restart\": true}");
+    assert_true(restarted(r));
+    assert_string_equal(value(r), "null");
+    json_decref(r);
+    r = run_request(s, "javascript", "{\"code\": \"2\", \"restart\": false}");
+    assert_false(restarted(r));
+    json_decref(r);
     assert_int_equal(fnbox_session_kernel_restart(s, "cobol", &error, NULL), FNBOX_INVALID_REQUEST);
     assert_non_null(strstr(error, "cobol"));
     fnbox_free(error);
     char *result = NULL;
     size_t len = 0;
     const char *bad[][2] = {{"{}", "code"}, {"{\"code\": 1}", "code"}, {"{\"code\": \"1\", \"timeout\": \"x\"}", "timeout"},
-                            {"{\"code\": \"1\", \"args\": []}", "args"}, {"[", "malformed"}};
+                            {"{\"code\": \"1\", \"args\": []}", "args"}, {"{\"code\": \"1\", \"restart\": 1}", "restart"},
+                            {"[", "malformed"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(fnbox_session_kernel_exec(s, "python", bad[i][0], strlen(bad[i][0]), NULL, &result, &len),
                          FNBOX_INVALID_REQUEST);
