@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/host.h"
+#include "core/kernel_cpu.h"
 #include "core/output.h"
 #include "core/result.h"
 #include "core/session.h"
@@ -40,6 +41,7 @@ struct fb_kernel {
     bool over;                    /* the supervisor thread's fb_sandbox_exec returned: the kernel is gone */
     pthread_t thread;
     int pidfd;                    /* a dup of the kernel's command init's pidfd (guarded by mu), or -1 */
+    fb_kernel_cpu cpu;            /* where its CPU time is read (found once it is ready) */
     int req_w, res_r, out_r, err_r; /* our ends of its fds 4, 3, 1, 2 */
     fb_buf frame;                 /* bytes read from fd 3 not yet used */
     char dir[64];                 /* its files' directory in the session's /tmp, "" once removed */
@@ -93,6 +95,7 @@ static void kernel_stop(fb_kernel *k)
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
         fb_close(fds[i]);
     k->started = k->over = false;
+    memset(&k->cpu, 0, sizeof k->cpu);
     pthread_mutex_unlock(&k->mu);
     fb_sandbox_outcome_free(&k->outcome);
     fb_buf_free(&k->frame);
@@ -306,6 +309,9 @@ static int kernel_start(fb_kernel *k, fb_error *err)
     } else {
         fb_session_remove_dir(k->s, k->dir); /* loaded: the files are no longer needed */
         k->dir[0] = '\0';
+        pthread_mutex_lock(&k->mu);
+        (void)fb_kernel_cpu_find(&k->cpu, k->pidfd); /* not found: its executes report no CPU time */
+        pthread_mutex_unlock(&k->mu);
     }
     fb_buf_free(&io.out);
     fb_buf_free(&io.errout);
@@ -438,7 +444,16 @@ static int send_request(fb_kernel *k, const fb_kernel_request *req, double until
 
 typedef struct exec_end {
     bool timed_out, cancelled, restarted, died;
+    double cpu_start, cpu_end;    /* the kernel's CPU ms before and after the execute; -1: not known */
 } exec_end;
+
+/* The kernel's CPU ms so far; once it is gone, its init's report of what its children used (the kernel's
+ * whole life), so that an execute the kernel died in still says what it used. */
+static double cpu_now(fb_kernel *k)
+{
+    double ms = fb_kernel_cpu_ms(&k->cpu);
+    return ms < 0 && kernel_over(k) ? k->outcome.cpu_ms : ms;
+}
 
 /* Waits for the result; at the deadline or cancel, SIGINT; after the grace period, kills the kernel. */
 static void await_result(fb_kernel *k, exec_io *io, double deadline, int cancel_fd, exec_end *end)
@@ -457,6 +472,7 @@ static void await_result(fb_kernel *k, exec_io *io, double deadline, int cancel_
             w = wait_frame(k, io, step < grace_end ? step : grace_end, -1, &cancelled);
         } while (w == W_TIMEOUT && now_ms() < grace_end);
         if (w == W_TIMEOUT) {
+            end->cpu_end = cpu_now(k);
             kernel_stop(k); /* it ignores SIGINT, or is stuck where a signal does not reach */
             end->restarted = true;
             return;
@@ -469,6 +485,7 @@ static void await_result(fb_kernel *k, exec_io *io, double deadline, int cancel_
         pthread_mutex_unlock(&k->mu);
         end->died = end->restarted = true;
     }
+    end->cpu_end = cpu_now(k);
 }
 
 /* The execute's outcome as the sandbox would have reported a call's: core/result judges it. */
@@ -479,6 +496,8 @@ static void fill_outcome(fb_kernel *k, exec_io *io, const exec_end *end, double 
     o->errout = io->errout;
     o->result = io->payload;
     o->wall_ms = now_ms() - t0;
+    if (end->cpu_start >= 0 && end->cpu_end > end->cpu_start)
+        o->cpu_ms = end->cpu_end - end->cpu_start;
     o->timed_out = end->timed_out;
     o->cancelled = end->cancelled || (end->died && closing(k->s));
     o->exited = !end->died;
@@ -539,7 +558,7 @@ static void exec_io_free(exec_io *io)
 static int exec_held(fb_kernel *k, const fb_kernel_request *req, const fnbox_call_options *opts, double t0,
                      char **result, size_t *result_len, fb_error *err)
 {
-    exec_end end = {0};
+    exec_end end = {.cpu_start = -1, .cpu_end = -1};
     if (k->started && (req->restart || kernel_over(k))) {
         kernel_stop(k);
         end.restarted = true;
@@ -549,6 +568,7 @@ static int exec_held(fb_kernel *k, const fb_kernel_request *req, const fnbox_cal
     exec_io io;
     exec_io_init(&io, k->s, opts);
     double deadline = now_ms() + req->timeout_s * 1e3;
+    end.cpu_start = cpu_now(k);
     int rc = send_request(k, req, deadline, err);
     if (rc == 0) {
         await_result(k, &io, deadline, opts->cancel_fd, &end);

@@ -220,6 +220,39 @@ static void test_state_persists_php(void **state)
     fnbox_session_close(s);
 }
 
+static double cpu_ms(json_t *doc)
+{
+    return json_number_value(json_object_get(json_object_get(doc, "usage"), "cpuMs"));
+}
+
+/* usage.cpuMs is the CPU time of the execute: the kernel's own (any language), and that of the processes it
+ * waited for; a trivial cell's is small. */
+static void test_cpu_time(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_t *r = run(s, "python", "import time, subprocess, sys\nt = time.process_time()\n"
+                                 "while time.process_time() - t < 0.25: pass");
+    assert_true(cpu_ms(r) >= 150);
+    assert_true(cpu_ms(r) < 5000);
+    json_decref(r);
+    r = run(s, "python", "1");
+    assert_true(cpu_ms(r) < 100);
+    json_decref(r);
+    r = run(s, "python", "subprocess.run([sys.executable, '-c', 'import time\\nt = time.process_time()\\n"
+                         "while time.process_time() - t < 0.25: pass'], check=True).returncode");
+    assert_string_equal(value(r), "0");
+    assert_true(cpu_ms(r) >= 150);
+    json_decref(r);
+    r = run(s, "javascript", "const t0 = process.cpuUsage(); while (process.cpuUsage(t0).user < 250000) {}");
+    assert_true(cpu_ms(r) >= 150);
+    json_decref(r);
+    r = run(s, "javascript", "1");
+    assert_true(cpu_ms(r) < 100);
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
 static void test_sessions_are_isolated(void **state)
 {
     (void)state;
@@ -365,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_state_persists_javascript),
         cmocka_unit_test(test_state_persists_ruby),
         cmocka_unit_test(test_state_persists_php),
+        cmocka_unit_test(test_cpu_time),
         cmocka_unit_test(test_sessions_are_isolated),
         cmocka_unit_test(test_interrupt_keeps_state),
         cmocka_unit_test(test_ignored_sigint_restarts),
