@@ -510,6 +510,43 @@ static void fill_outcome(fb_kernel *k, exec_io *io, const exec_end *end, double 
     o->memory_limit_mechanism = k->outcome.memory_limit_mechanism;
 }
 
+/* The stack the kernel reported for the interrupted code (the first line of its answer: the call harness's
+ * header), or NULL (caller decrefs). */
+static json_t *interrupted_stack(const exec_io *io)
+{
+    const char *nl = io->payload.len ? memchr(io->payload.data, '\n', io->payload.len) : NULL;
+    json_t *h = nl ? json_loadb(io->payload.data, (size_t)(nl - io->payload.data), 0, NULL) : NULL;
+    json_t *stack = json_object_get(json_object_get(h, "error"), "stack");
+    stack = json_is_string(stack) && json_string_length(stack) ? json_incref(stack) : NULL;
+    json_decref(h);
+    return stack;
+}
+
+/* A timeout or cancel: core/result judges it as a call's (TimeoutError, "terminated"), whose process is gone;
+ * a kernel's was interrupted instead, and either kept its state or was killed. The error says which, and keeps
+ * the stack where the code was interrupted. */
+static void describe_interrupt(json_t *obj, const exec_io *io, const exec_end *end, double timeout_s)
+{
+    json_t *e = json_object_get(obj, "error");
+    if (!e || !(end->timed_out || end->cancelled))
+        return;
+    char why[400];
+    const char *what = end->timed_out ? "the execute reached its timeout" : "the execute was cancelled";
+    if (end->restarted)
+        snprintf(why, sizeof why, "%s; the code did not stop within %d ms of SIGINT, so the kernel was killed: its "
+                 "state is lost and the next execute starts a fresh kernel", what, FB_KERNEL_INTERRUPT_GRACE_MS);
+    else
+        snprintf(why, sizeof why, "%s and the code was interrupted (SIGINT, as Ctrl-C); the kernel kept its state",
+                 what);
+    if (end->timed_out && strlen(why) + 64 < sizeof why)
+        snprintf(why + strlen(why), sizeof why - strlen(why), "; raise `timeout` (%g s now, at most %g s)", timeout_s,
+                 (double)FB_MAX_TIMEOUT_S);
+    json_object_set_new(e, "reason", json_string(why));
+    json_t *stack = end->restarted ? NULL : interrupted_stack(io);
+    if (stack)
+        json_object_set_new(e, "stack", stack);
+}
+
 static int render(fb_kernel *k, exec_io *io, const exec_end *end, const fb_kernel_request *req, double t0,
                   char **result, size_t *result_len, fb_error *err)
 {
@@ -520,6 +557,8 @@ static int render(fb_kernel *k, exec_io *io, const exec_end *end, const fb_kerne
     fb_result res = {0};
     int rc = fb_result_from_outcome(&res, &o, &lim, err);
     /* o's buffers are io's: they are freed by the caller */
+    if (rc == 0)
+        describe_interrupt(res.obj, io, end, req->timeout_s);
     if (rc == 0 && json_object_set_new(res.obj, "kernelRestarted", json_boolean(end->restarted)) < 0)
         rc = fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "a kernel result");
     if (rc == 0) {

@@ -639,8 +639,10 @@ function lastLineReturned(code, compiles) {
   const indent = last.slice(0, last.length - last.trimStart().length);
   lines[i] = indent + '@@@' + last.trimStart();
   if (compiles(lines.join('\n'))) return null;
-  lines[i] = indent + 'return ' + last.trimStart();
-  return lines.join('\n');
+  // In parentheses, so that a line of several statements (`await f(); g()`) is not cut short to its first:
+  // that does not compile, and the body runs as it is.
+  lines[i] = indent + 'return (' + last.trimStart().replace(/;\s*$/, '') + '\n);';
+  return compiles(lines.join('\n')) ? lines.join('\n') : null;
 }
 
 const RUN_OPTIONS = { displayErrors: false };

@@ -204,7 +204,7 @@ function failed(\Throwable $e): void
     if ($e instanceof H\HarnessError) {
         send(H\header_line($e->etype, $e->getMessage(), '', 1));
     } elseif ($e instanceof Interrupted) {
-        send(H\header_line('KeyboardInterrupt', '', stack_of($e), 1));
+        send(H\header_line('KeyboardInterrupt', '', interrupted_stack($e), 1));
     } else {
         send(H\header_line(\get_class($e), $e->getMessage(), stack_of($e), 1));
     }
@@ -215,6 +215,24 @@ function stack_of(\Throwable $e): string
 {
     $keep = fn($l) => !\str_contains($l, __FILE__) && !\str_contains($l, 'Fnbox\\Kernel\\');
     return \implode("\n", \array_filter(\explode("\n", H\stack_of($e)), $keep));
+}
+
+/** Where the cell was interrupted, and the calls that led there. The exception is thrown in on_sigint, so its
+ * own file and line are the kernel's: the handler's frame (the first of the trace) is where the VM was when
+ * it ran the handler, in the cell. */
+function interrupted_stack(Interrupted $e): string
+{
+    $trace = $e->getTrace();
+    $at = $trace[0] ?? [];
+    $mine = fn($f) => ($f['file'] ?? '') === __FILE__ || \str_starts_with(\strtolower($f['class'] ?? $f['function'] ?? ''), 'fnbox\\');
+    $out = ['KeyboardInterrupt' . (isset($at['file']) && !$mine(['file' => $at['file']]) ? ' in ' . $at['file'] . ':' . ($at['line'] ?? 0) : '')];
+    $n = 0;
+    foreach (\array_slice($trace, 1) as $f) {
+        if (!$mine($f)) {
+            $out[] = '#' . $n++ . ' ' . H\frame_text($f);
+        }
+    }
+    return \implode("\n", $out);
 }
 
 /** exit() or a fatal error in a cell ends the process: the cell still gets its answer (the next execute

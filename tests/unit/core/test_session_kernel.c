@@ -214,6 +214,14 @@ static void test_state_persists_php(void **state)
     assert_string_equal(str(r, "status"), "timeout");
     assert_false(restarted(r)); /* pcntl's SIGINT handler throws into the cell: the globals are kept */
     json_decref(r);
+    /* the interrupted cell's stack: where it was interrupted, and the calls that led there */
+    json_decref(run(s, "php", "function spin() {\n    while (true) {\n    }\n}"));
+    r = run_opts(s, "php", "$y = 1;\nspin();", 0.3, FNBOX_OK, NULL);
+    const char *stack = str(json_object_get(r, "error"), "stack");
+    assert_non_null(strstr(stack, ":2"));
+    assert_non_null(strstr(stack, "(2): spin()"));
+    assert_null(strstr(stack, "Kernel"));
+    json_decref(r);
     r = run(s, "php", "twice($x)");
     assert_string_equal(value(r), "82");
     json_decref(r);
@@ -277,6 +285,9 @@ static void test_interrupt_keeps_state(void **state)
     json_t *r = run_opts(s, "python", "while True: pass", 0.3, FNBOX_OK, NULL);
     assert_string_equal(str(r, "status"), "timeout");
     assert_false(restarted(r));
+    /* the error says the kernel kept its state, and where the code was interrupted */
+    assert_non_null(strstr(str(json_object_get(r, "error"), "reason"), "the kernel kept its state"));
+    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "KeyboardInterrupt"));
     json_decref(r);
     r = run(s, "python", "import time\nkept");
     assert_string_equal(value(r), "\"yes\"");
@@ -293,6 +304,17 @@ static void test_interrupt_keeps_state(void **state)
     r = run(s, "javascript", "kept");
     assert_string_equal(value(r), "\"js\"");
     json_decref(r);
+    /* busy after an await: Node cannot break into it (breakOnSigint covers synchronous code only, and the
+     * kernel's SIGINT listener never runs while the loop spins): killed, and the result says so */
+    r = run_opts(s, "javascript", "await null; while (true) {}", 0.3, FNBOX_OK, NULL);
+    assert_string_equal(str(r, "status"), "timeout");
+    assert_true(restarted(r));
+    assert_non_null(strstr(str(json_object_get(r, "error"), "reason"), "the kernel was killed: its state is lost"));
+    json_decref(r);
+    r = run(s, "javascript", "typeof kept");
+    assert_string_equal(value(r), "\"undefined\"");
+    assert_false(restarted(r));
+    json_decref(r);
     fnbox_session_close(s);
 }
 
@@ -305,6 +327,7 @@ static void test_ignored_sigint_restarts(void **state)
                          0.3, FNBOX_OK, NULL);
     assert_string_equal(str(r, "status"), "timeout");
     assert_true(restarted(r));
+    assert_non_null(strstr(str(json_object_get(r, "error"), "reason"), "the kernel was killed: its state is lost"));
     json_decref(r);
     r = run(s, "python", "'lost' in globals()");
     assert_string_equal(value(r), "false");
