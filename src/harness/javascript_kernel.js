@@ -47,7 +47,12 @@ process.on('SIGINT', () => { if (interruptCurrent) interruptCurrent(); });
 process.on('unhandledRejection', (r) => { process.stderr.write(`Uncaught (in promise) ${harness.describeThrown(r).stack || r}\n`); });
 process.on('uncaughtException', (e) => { process.stderr.write(`Uncaught ${harness.describeThrown(e).stack || e}\n`); });
 
+// Each cell is compiled under a name of its own, so that a function defined in an earlier cell is shown at
+// its own cell's line in a stack.
+let cells = 0;
+
 async function runCell(code, ctx) {
+  const filename = `<cell ${++cells}>`;
   const interrupted = new Promise((resolve, reject) => {
     interruptCurrent = () => {
       const e = new Error('Script execution interrupted.');
@@ -57,7 +62,7 @@ async function runCell(code, ctx) {
   });
   let payload;
   try {
-    const value = await Promise.race([harness.runBody(code, ctx, RUN_OPTIONS), interrupted]);
+    const value = await Promise.race([harness.runBody(code, ctx, RUN_OPTIONS, filename), interrupted]);
     payload = '{"ok":true}\n' + harness.serialize(value);
   } catch (e) {
     payload = errorHeader(e);

@@ -33,6 +33,8 @@ final class K
     public static bool $running = false;
     public static bool $answered = true; // the current cell has its frame (else the shutdown function sends one)
     public static ?string $early = null;  // the cell's answer found before it runs (a redeclaration)
+    public static int $cells = 0;
+    public static string $file = '';      // the current cell's name, `<cell N>`: each cell's own file and lines
 }
 
 function send(string $payload, string $body = ''): void
@@ -147,13 +149,13 @@ function redeclared(string $src): ?array
         if ($t[0] === \T_FUNCTION && \function_exists($name)) {
             $r = new \ReflectionFunction($name);
             return ['Cannot redeclare ' . $name . '() (previously declared in ' . $r->getFileName() . ':'
-                . $r->getStartLine() . ')', H\USER_FILE . ':' . $next[2]];
+                . $r->getStartLine() . ')', K::$file . ':' . $next[2]];
         }
         $classy = [\T_CLASS, \T_INTERFACE, \T_TRAIT, \T_ENUM];
         if (\in_array($t[0], $classy, true) && !(\is_array($prev) && \in_array($prev[0], [\T_NEW, \T_DOUBLE_COLON], true))
             && (\class_exists($name, false) || \interface_exists($name, false) || \trait_exists($name, false))) {
             return ['Cannot declare ' . \strtolower($t[1]) . ' ' . $name . ', because the name is already in use',
-                    H\USER_FILE . ':' . $next[2]];
+                    K::$file . ':' . $next[2]];
         }
     }
     return null;
@@ -166,6 +168,7 @@ function next_cell(): bool
     if ($req === null) {
         exit(0); // EOF: the host is done with us
     }
+    K::$file = '<cell ' . ++K::$cells . '>';
     $src = with_value(H\user_source(\is_string($req['code'] ?? null) ? $req['code'] : '', false));
     if (tokens($src) !== null) {
         $src = H\user_source($src, true); // the marker returned when the cell returns nothing
@@ -289,7 +292,7 @@ while (true) {
         continue;
     }
     try {
-        done(include H\USER_FILE);
+        done(include K::$file);
     } catch (\Throwable $__fnbox_e) {
         failed($__fnbox_e);
     }

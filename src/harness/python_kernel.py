@@ -8,6 +8,7 @@
 import sys
 import posix as _os
 import _signal
+import linecache                         # each cell's source, for tracebacks the cells format themselves
 
 _RESULT_FD = 3
 _INPUT_FD = 4
@@ -75,9 +76,19 @@ def _send(payload):
     _h._write_all(_RESULT_FD, b'%d\n' % len(payload) + payload)
 
 
+# Each cell is compiled under a name of its own, `<cell N>`, whose source stays known (to the harness's
+# traceback, and to linecache for the cells' own traceback/inspect): a function defined in an earlier cell
+# shows its own cell's lines.
+_cells = {}
+
+
 def _run_cell(code, ns):
+    name = '<cell %d>' % (len(_cells) + 1)
+    _cells[name] = code.splitlines()
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+    _h._USER_FILE = name                 # the file the harness compiles the code as, and looks for in tracebacks
     _h._state['code'] = code             # source lines for tracebacks and syntax errors
-    _h._state.pop('files', None)         # (cached per file: this cell's user_code.py is a new one)
+    _h._state['files'] = dict(_cells)    # (the harness's cache of files' lines: the cells', no stale others)
     try:
         _arm()
         try:

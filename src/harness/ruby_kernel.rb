@@ -51,10 +51,15 @@ module FnboxKernel
     trap('INT', prev) unless prev == 'DEFAULT'
   end
 
+  # Each cell is evaluated under a name of its own, so that a method defined in an earlier cell is shown at its
+  # own cell's line in a backtrace.
+  @cells = 0
+
   def run_cell(code)
+    @cells += 1
     begin
       arm
-      value = eval(code, USER_BINDING, H::USER_FILE, 1) # rubocop:disable Security/Eval
+      value = eval(code, USER_BINDING, "<cell #{@cells}>", 1) # rubocop:disable Security/Eval
     ensure
       disarm
     end

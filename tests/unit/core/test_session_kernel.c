@@ -133,7 +133,7 @@ static void test_state_persists_python(void **state)
     r = run(s, "python", "1/0");
     assert_string_equal(str(r, "status"), "error");
     assert_string_equal(error_type(r), "ZeroDivisionError");
-    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "user_code.py"));
+    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "File \"<cell 6>\", line 1"));
     json_decref(r);
     r = run(s, "python", "x");
     assert_string_equal(value(r), "41");
@@ -178,7 +178,7 @@ static void test_state_persists_ruby(void **state)
     json_decref(r);
     r = run(s, "ruby", "1 / 0");
     assert_string_equal(error_type(r), "ZeroDivisionError");
-    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "user_code.rb:1"));
+    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "<cell 3>:1"));
     json_decref(r);
     r = run_opts(s, "ruby", "loop { }", 0.3, FNBOX_OK, NULL);
     assert_string_equal(str(r, "status"), "timeout");
@@ -257,6 +257,41 @@ static void test_cpu_time(void **state)
     json_decref(r);
     r = run(s, "javascript", "1");
     assert_true(cpu_ms(r) < 100);
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
+static const char *stack_of(json_t *doc)
+{
+    return str(json_object_get(doc, "error"), "stack");
+}
+
+/* Each cell has its own name: a function defined in cell 1 and called from cell 2 shows cell 1's line (and
+ * its source, where the language shows it) and cell 2's call. */
+static void test_cells_have_their_own_lines(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_decref(run(s, "python", "x = 1\ndef f():\n    raise ValueError('x')"));
+    json_t *r = run(s, "python", "y = 2\nf()");
+    assert_non_null(strstr(stack_of(r), "File \"<cell 2>\", line 2, in <module>\n    f()\n"));
+    assert_non_null(strstr(stack_of(r), "File \"<cell 1>\", line 3, in f\n    raise ValueError('x')\n"));
+    json_decref(r);
+    /* the cell's own traceback module sees the cells' sources too */
+    r = run(s, "python", "import traceback\ntry:\n    f()\nexcept ValueError:\n    traceback.print_exc()");
+    assert_non_null(strstr(str(r, "stderr"), "File \"<cell 1>\", line 3, in f\n    raise ValueError('x')\n"));
+    json_decref(r);
+    json_decref(run(s, "javascript", "let x = 1;\nfunction f() {\n  throw new Error('x');\n}"));
+    r = run(s, "javascript", "let y = 2;\nf()");
+    assert_non_null(strstr(stack_of(r), "at f (<cell 1>:3:9)\n    at <cell 2>:2:1"));
+    json_decref(r);
+    json_decref(run(s, "ruby", "x = 1\ndef f\n  raise 'x'\nend"));
+    r = run(s, "ruby", "y = 2\nf");
+    assert_non_null(strstr(stack_of(r), "<cell 1>:3:in `f'\n<cell 2>:2:in `<main>'"));
+    json_decref(r);
+    json_decref(run(s, "php", "$x = 1;\nfunction f() {\n  throw new Exception('x');\n}"));
+    r = run(s, "php", "$y = 2;\nf();");
+    assert_non_null(strstr(stack_of(r), "Exception: x in <cell 1>:3\n#0 <cell 2>(2): f()"));
     json_decref(r);
     fnbox_session_close(s);
 }
@@ -422,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_state_persists_ruby),
         cmocka_unit_test(test_state_persists_php),
         cmocka_unit_test(test_cpu_time),
+        cmocka_unit_test(test_cells_have_their_own_lines),
         cmocka_unit_test(test_sessions_are_isolated),
         cmocka_unit_test(test_interrupt_keeps_state),
         cmocka_unit_test(test_ignored_sigint_restarts),
