@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -166,13 +167,36 @@ static double now_ms(void)
 
 /* ---- one execute's wait: output, the result frame, the deadline ---- */
 
+/* The cell mark: the kernel writes it to fds 1 and 2 when it takes the cell (after flushing its own buffers), so
+ * that what it wrote before, while no execute ran, is told apart and dropped. "\x1e" + 16 random hex digits +
+ * "\x1f": its first byte occurs nowhere else in it, so a byte-at-a-time match never misses one. */
+#define MARK_LEN 18
+
 typedef struct exec_io {
     fb_buf out, errout;           /* this execute's output, capped as a command's */
+    char mark[MARK_LEN + 1];      /* "" for no mark (the ready frame's wait) */
+    size_t matched[2];            /* bytes of the mark seen so far on fds 1, 2 */
+    bool marked[2];               /* the mark was seen: what follows is this execute's */
     fb_output output;             /* told as it arrives (when the caller asked) */
     bool tell;
     fb_buf payload;               /* the result frame's payload */
     bool got_frame, eof;
 } exec_io;
+
+/* How many bytes of data precede this execute's output on stream (1 or 2): all of it until the mark is seen,
+ * then none. Nothing is kept meanwhile: the dropped output needs no buffer. */
+static size_t before_mark(exec_io *io, int stream, const char *data, size_t n)
+{
+    size_t *m = &io->matched[stream - 1];
+    for (size_t i = 0; i < n && !io->marked[stream - 1]; i++) {
+        *m = data[i] == io->mark[*m] ? *m + 1 : data[i] == io->mark[0];
+        if (*m == MARK_LEN) {
+            io->marked[stream - 1] = true;
+            return i + 1;
+        }
+    }
+    return io->marked[stream - 1] ? 0 : n;
+}
 
 static void read_stream(fb_kernel *k, exec_io *io, int stream)
 {
@@ -181,8 +205,8 @@ static void read_stream(fb_kernel *k, exec_io *io, int stream)
     char chunk[65536];
     ssize_t n;
     while ((n = read(fd, chunk, sizeof chunk)) > 0) {
-        size_t before = buf->len;
-        (void)fb_buf_append(buf, chunk, (size_t)n); /* past the cap: dropped, buf->truncated says so */
+        size_t skip = before_mark(io, stream, chunk, (size_t)n), before = buf->len;
+        (void)fb_buf_append(buf, chunk + skip, (size_t)n - skip); /* past the cap: dropped, buf->truncated says so */
         if (io->tell && buf->len > before)
             fb_output_chunk(&io->output, stream, buf->data + before, buf->len - before);
     }
@@ -288,7 +312,7 @@ static int kernel_start(fb_kernel *k, fb_error *err)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, EAGAIN, "pthread_create (a kernel's supervisor)");
     }
     k->started = true;
-    exec_io io = {0};
+    exec_io io = {.marked = {true, true}};
     fb_buf_init(&io.out, 0);
     fb_buf_init(&io.errout, 4096);
     fb_buf_init(&io.payload, 64);
@@ -413,9 +437,10 @@ static bool kernel_over(fb_kernel *k)
 
 /* ---- one execute ---- */
 
-static int send_request(fb_kernel *k, const fb_kernel_request *req, double until_ms, fb_error *err)
+static int send_request(fb_kernel *k, const fb_kernel_request *req, const char *mark, double until_ms,
+                        fb_error *err)
 {
-    json_t *doc = json_pack("{s:s%}", "code", req->code, req->code_len);
+    json_t *doc = json_pack("{s:s%, s:s}", "code", req->code, req->code_len, "mark", mark);
     char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(doc);
     if (!text)
@@ -577,6 +602,10 @@ static void exec_io_init(exec_io *io, fnbox_session *s, const fnbox_call_options
     fb_buf_init(&io->out, (size_t)s->opt.limits.stdout_bytes);
     fb_buf_init(&io->errout, (size_t)s->opt.limits.stderr_bytes);
     fb_buf_init(&io->payload, FB_KERNEL_MAX_RESULT_BYTES);
+    uint64_t rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd) /* never fails for 8 bytes after boot; still a mark */
+        rnd = (uint64_t)now_ms() * 2654435761u;
+    snprintf(io->mark, sizeof io->mark, "\x1e%016llx\x1f", (unsigned long long)rnd);
     io->tell = opts->output != NULL;
     if (io->tell)
         fb_output_init(&io->output, opts->output, opts->output_ctx, s->opt.limits.stdout_bytes,
@@ -608,7 +637,7 @@ static int exec_held(fb_kernel *k, const fb_kernel_request *req, const fnbox_cal
     exec_io_init(&io, k->s, opts);
     double deadline = now_ms() + req->timeout_s * 1e3;
     end.cpu_start = cpu_now(k);
-    int rc = send_request(k, req, deadline, err);
+    int rc = send_request(k, req, io.mark, deadline, err);
     if (rc == 0) {
         await_result(k, &io, deadline, opts->cancel_fd, &end);
         if (end.died)

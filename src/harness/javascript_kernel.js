@@ -51,7 +51,20 @@ process.on('uncaughtException', (e) => { process.stderr.write(`Uncaught ${harnes
 // its own cell's line in a stack.
 let cells = 0;
 
-async function runCell(code, ctx) {
+// Tells the host where this cell's output begins on fds 1/2: what the kernel wrote before (a timer, after its
+// cell) is not this cell's.  The streams' queues first, so that nothing written before comes after it.
+async function mark(text) {
+  for (const s of [process.stdout, process.stderr]) {
+    const wait = drained(s);
+    if (wait) await wait;
+  }
+  for (const fd of [1, 2]) {
+    try { fs.writeSync(fd, text); } catch (e) { /* closed by the code: nothing of the cell's comes there */ }
+  }
+}
+
+async function runCell(code, ctx, text) {
+  await mark(text);
   const filename = `<cell ${++cells}>`;
   const interrupted = new Promise((resolve, reject) => {
     interruptCurrent = () => {
@@ -92,7 +105,8 @@ function main() {
       if (pending.length < nl + 1 + len) return;
       const req = JSON.parse(pending.subarray(nl + 1, nl + 1 + len).toString('utf8'));
       pending = pending.subarray(nl + 1 + len);
-      queue = queue.then(() => runCell(typeof req.code === 'string' ? req.code : '', ctx));
+      queue = queue.then(() => runCell(typeof req.code === 'string' ? req.code : '', ctx,
+        typeof req.mark === 'string' ? req.mark : ''));
     }
   });
   input.on('end', () => process.exit(0));

@@ -161,6 +161,21 @@ function redeclared(string $src): ?array
     return null;
 }
 
+/** Tells the host where this cell's output begins on fds 1/2: what the kernel wrote before (a shutdown of an
+ * earlier cell's output buffer) is not this cell's. Its own buffers first, so nothing written before comes after. */
+function mark(string $text): void
+{
+    while (\ob_get_level() > 0 && @\ob_end_flush()) {
+    }
+    \flush();
+    foreach ([\STDOUT, \STDERR] as $h) {
+        try {
+            @\fwrite($h, $text);
+        } catch (\Throwable $e) { // closed by the code: nothing of the cell's comes there either
+        }
+    }
+}
+
 /** Reads the next cell and points the `file` wrapper at it (H\UserCode): the loop's `include` compiles it. */
 function next_cell(): bool
 {
@@ -168,6 +183,7 @@ function next_cell(): bool
     if ($req === null) {
         exit(0); // EOF: the host is done with us
     }
+    mark(\is_string($req['mark'] ?? null) ? $req['mark'] : '');
     K::$file = '<cell ' . ++K::$cells . '>';
     $src = with_value(H\user_source(\is_string($req['code'] ?? null) ? $req['code'] : '', false));
     if (tokens($src) !== null) {

@@ -82,6 +82,17 @@ def _send(payload):
 _cells = {}
 
 
+def _mark(mark):
+    # Tells the host where this cell's output begins on fds 1/2: what the kernel wrote before (a thread, after
+    # its cell) is not this cell's.  Its own buffers first, so that nothing written before comes after it.
+    _h._flush_user_streams()
+    for fd in (1, 2):
+        try:
+            _os.write(fd, mark)
+        except OSError:                  # the code closed it: nothing of the cell's comes there either
+            pass
+
+
 def _run_cell(code, ns):
     name = '<cell %d>' % (len(_cells) + 1)
     _cells[name] = code.splitlines()
@@ -117,6 +128,7 @@ def _main():
         if req is None:                  # EOF: the host is done with us
             _os._exit(0)
         try:
+            _mark((req.get('mark') or '').encode())
             payload = _run_cell(req.get('code') or '', ns)
         except KeyboardInterrupt:        # between the cell's end and here
             payload = _h._header('KeyboardInterrupt', '', '', 1)

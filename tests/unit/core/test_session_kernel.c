@@ -296,6 +296,31 @@ static void test_cells_have_their_own_lines(void **state)
     fnbox_session_close(s);
 }
 
+/* Output the kernel writes while no execute runs (a thread, a timer, after its cell returned) is no execute's:
+ * the next one has only its own. */
+static void test_output_between_executes_is_dropped(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_t *r = run(s, "python", "import threading, time, sys\ndef late():\n    time.sleep(0.2)\n"
+                                 "    print('late', flush=True)\n    sys.stderr.write('late-err\\n')\n"
+                                 "    print('buffered')\nthreading.Thread(target=late).start()\nprint('own')");
+    assert_string_equal(str(r, "stdout"), "own\n");
+    json_decref(r);
+    json_decref(run(s, "javascript", "setTimeout(() => { console.log('late'); console.error('late-err'); }, 200); 1"));
+    json_decref(run(s, "ruby", "Thread.new { sleep 0.2; puts 'late'; $stderr.puts 'late-err' }; 1"));
+    usleep(700 * 1000);
+    const char *langs[] = {"python", "javascript", "ruby"};
+    const char *code[] = {"print('now')", "console.log('now')", "puts 'now'"};
+    for (size_t i = 0; i < 3; i++) {
+        r = run(s, langs[i], code[i]);
+        assert_string_equal(str(r, "stdout"), "now\n");
+        assert_string_equal(str(r, "stderr"), "");
+        json_decref(r);
+    }
+    fnbox_session_close(s);
+}
+
 static void test_sessions_are_isolated(void **state)
 {
     (void)state;
@@ -458,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_state_persists_php),
         cmocka_unit_test(test_cpu_time),
         cmocka_unit_test(test_cells_have_their_own_lines),
+        cmocka_unit_test(test_output_between_executes_is_dropped),
         cmocka_unit_test(test_sessions_are_isolated),
         cmocka_unit_test(test_interrupt_keeps_state),
         cmocka_unit_test(test_ignored_sigint_restarts),
