@@ -17,6 +17,14 @@ typedef struct stat_fields {
     unsigned long long utime, stime, cutime, cstime, start;
 } stat_fields;
 
+/* A pid written in decimal at text (after blanks); 0 when there is none. */
+static pid_t pid_at(const char *text)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    return end != text && v > 0 && v <= 0x7fffffff ? (pid_t)v : 0;
+}
+
 static ssize_t read_small(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -64,7 +72,7 @@ static pid_t pid_of_pidfd(int pidfd)
     if (read_small(path, text, sizeof text) <= 0)
         return 0;
     const char *p = strstr(text, "\nPid:");
-    return p ? (pid_t)atoi(p + 5) : 0;
+    return p ? pid_at(p + 5) : 0;
 }
 
 /* The first child of pid: its init has exactly one (the kernel). /proc/<pid>/task/<pid>/children needs
@@ -74,13 +82,15 @@ static pid_t child_of(pid_t pid)
     char path[64], text[256];
     snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
     if (read_small(path, text, sizeof text) > 0 && isdigit((unsigned char)text[0]))
-        return (pid_t)atoi(text);
+        return pid_at(text);
     DIR *d = opendir("/proc");
     pid_t found = 0;
     struct dirent *e;
+    /* readdir on a DIR only this thread uses is safe (glibc); readdir_r is deprecated */
+    // cppcheck-suppress readdirCalled
     while (d && !found && (e = readdir(d))) {
         stat_fields f;
-        pid_t p = isdigit((unsigned char)e->d_name[0]) ? (pid_t)atoi(e->d_name) : 0;
+        pid_t p = pid_at(e->d_name);
         if (p > 0 && read_stat(p, &f) && f.ppid == pid)
             found = p;
     }
