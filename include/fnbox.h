@@ -196,7 +196,7 @@ FNBOX_API int fnbox_session_call(fnbox_session *s, const char *request, size_t r
  * that keeps its state (variables, imports, data) from one execute to the next, as a Jupyter kernel does.
  * language: "python" (py, python3) or "javascript" (js, node); another is FNBOX_INVALID_REQUEST naming it.
  * The kernel starts on the first execute. request: {"code": "...", "timeout"?: seconds (default 30, at most
- * 3600)}. options as for fnbox_session_exec (cancel_fd, output: the execute's stdout and stderr as they
+ * 3600), "restart"?: true (a fresh kernel for this code: a running one is killed first, its state lost)}. options as for fnbox_session_exec (cancel_fd, output: the execute's stdout and stderr as they
  * arrive). One execute at a time per kernel: another one waits (its cancel_fd still ends the wait).
  * *result: {status, success, stdout, stderr, result (the value of the last expression, converted to JSON as
  * a call's result; null when the code ends in a statement), error {type (the language's class, e.g.
@@ -204,7 +204,8 @@ FNBOX_API int fnbox_session_call(fnbox_session *s, const char *request, size_t r
  * (or cancel) the code is interrupted (SIGINT: Python's KeyboardInterrupt) and the kernel keeps its state:
  * status "timeout" ("terminated"), kernelRestarted false; if it does not stop within a second it is killed:
  * kernelRestarted true, its state is lost, the next execute starts a new one. kernelRestarted is also true
- * when the kernel had died by itself (status "crash" for the execute it died in). Returns as
+ * when the kernel had died by itself (status "crash" for the execute it died in), or when "restart" discarded
+ * a started kernel (not when none had started: there was no state to lose). Returns as
  * fnbox_session_exec. */
 FNBOX_API int fnbox_session_kernel_exec(fnbox_session *s, const char *language, const char *request,
                                         size_t request_len, const fnbox_call_options *options, char **result,

@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/host.h"
+#include "core/kernel_cpu.h"
 #include "core/output.h"
 #include "core/result.h"
 #include "core/session.h"
@@ -40,6 +42,7 @@ struct fb_kernel {
     bool over;                    /* the supervisor thread's fb_sandbox_exec returned: the kernel is gone */
     pthread_t thread;
     int pidfd;                    /* a dup of the kernel's command init's pidfd (guarded by mu), or -1 */
+    fb_kernel_cpu cpu;            /* where its CPU time is read (found once it is ready) */
     int req_w, res_r, out_r, err_r; /* our ends of its fds 4, 3, 1, 2 */
     fb_buf frame;                 /* bytes read from fd 3 not yet used */
     char dir[64];                 /* its files' directory in the session's /tmp, "" once removed */
@@ -93,6 +96,7 @@ static void kernel_stop(fb_kernel *k)
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
         fb_close(fds[i]);
     k->started = k->over = false;
+    memset(&k->cpu, 0, sizeof k->cpu);
     pthread_mutex_unlock(&k->mu);
     fb_sandbox_outcome_free(&k->outcome);
     fb_buf_free(&k->frame);
@@ -163,13 +167,36 @@ static double now_ms(void)
 
 /* ---- one execute's wait: output, the result frame, the deadline ---- */
 
+/* The cell mark: the kernel writes it to fds 1 and 2 when it takes the cell (after flushing its own buffers), so
+ * that what it wrote before, while no execute ran, is told apart and dropped. "\x1e" + 16 random hex digits +
+ * "\x1f": its first byte occurs nowhere else in it, so a byte-at-a-time match never misses one. */
+#define MARK_LEN 18
+
 typedef struct exec_io {
     fb_buf out, errout;           /* this execute's output, capped as a command's */
+    char mark[MARK_LEN + 1];      /* "" for no mark (the ready frame's wait) */
+    size_t matched[2];            /* bytes of the mark seen so far on fds 1, 2 */
+    bool marked[2];               /* the mark was seen: what follows is this execute's */
     fb_output output;             /* told as it arrives (when the caller asked) */
     bool tell;
     fb_buf payload;               /* the result frame's payload */
     bool got_frame, eof;
 } exec_io;
+
+/* How many bytes of data precede this execute's output on stream (1 or 2): all of it until the mark is seen,
+ * then none. Nothing is kept meanwhile: the dropped output needs no buffer. */
+static size_t before_mark(exec_io *io, int stream, const char *data, size_t n)
+{
+    size_t *m = &io->matched[stream - 1];
+    for (size_t i = 0; i < n && !io->marked[stream - 1]; i++) {
+        *m = data[i] == io->mark[*m] ? *m + 1 : data[i] == io->mark[0];
+        if (*m == MARK_LEN) {
+            io->marked[stream - 1] = true;
+            return i + 1;
+        }
+    }
+    return io->marked[stream - 1] ? 0 : n;
+}
 
 static void read_stream(fb_kernel *k, exec_io *io, int stream)
 {
@@ -178,8 +205,8 @@ static void read_stream(fb_kernel *k, exec_io *io, int stream)
     char chunk[65536];
     ssize_t n;
     while ((n = read(fd, chunk, sizeof chunk)) > 0) {
-        size_t before = buf->len;
-        (void)fb_buf_append(buf, chunk, (size_t)n); /* past the cap: dropped, buf->truncated says so */
+        size_t skip = before_mark(io, stream, chunk, (size_t)n), before = buf->len;
+        (void)fb_buf_append(buf, chunk + skip, (size_t)n - skip); /* past the cap: dropped, buf->truncated says so */
         if (io->tell && buf->len > before)
             fb_output_chunk(&io->output, stream, buf->data + before, buf->len - before);
     }
@@ -285,7 +312,7 @@ static int kernel_start(fb_kernel *k, fb_error *err)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, EAGAIN, "pthread_create (a kernel's supervisor)");
     }
     k->started = true;
-    exec_io io = {0};
+    exec_io io = {.marked = {true, true}};
     fb_buf_init(&io.out, 0);
     fb_buf_init(&io.errout, 4096);
     fb_buf_init(&io.payload, 64);
@@ -306,6 +333,9 @@ static int kernel_start(fb_kernel *k, fb_error *err)
     } else {
         fb_session_remove_dir(k->s, k->dir); /* loaded: the files are no longer needed */
         k->dir[0] = '\0';
+        pthread_mutex_lock(&k->mu);
+        (void)fb_kernel_cpu_find(&k->cpu, k->pidfd); /* not found: its executes report no CPU time */
+        pthread_mutex_unlock(&k->mu);
     }
     fb_buf_free(&io.out);
     fb_buf_free(&io.errout);
@@ -407,9 +437,10 @@ static bool kernel_over(fb_kernel *k)
 
 /* ---- one execute ---- */
 
-static int send_request(fb_kernel *k, const fb_kernel_request *req, double until_ms, fb_error *err)
+static int send_request(fb_kernel *k, const fb_kernel_request *req, const char *mark, double until_ms,
+                        fb_error *err)
 {
-    json_t *doc = json_pack("{s:s%}", "code", req->code, req->code_len);
+    json_t *doc = json_pack("{s:s%, s:s}", "code", req->code, req->code_len, "mark", mark);
     char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(doc);
     if (!text)
@@ -438,7 +469,16 @@ static int send_request(fb_kernel *k, const fb_kernel_request *req, double until
 
 typedef struct exec_end {
     bool timed_out, cancelled, restarted, died;
+    double cpu_start, cpu_end;    /* the kernel's CPU ms before and after the execute; -1: not known */
 } exec_end;
+
+/* The kernel's CPU ms so far; once it is gone, its init's report of what its children used (the kernel's
+ * whole life), so that an execute the kernel died in still says what it used. */
+static double cpu_now(fb_kernel *k)
+{
+    double ms = fb_kernel_cpu_ms(&k->cpu);
+    return ms < 0 && kernel_over(k) ? k->outcome.cpu_ms : ms;
+}
 
 /* Waits for the result; at the deadline or cancel, SIGINT; after the grace period, kills the kernel. */
 static void await_result(fb_kernel *k, exec_io *io, double deadline, int cancel_fd, exec_end *end)
@@ -457,6 +497,7 @@ static void await_result(fb_kernel *k, exec_io *io, double deadline, int cancel_
             w = wait_frame(k, io, step < grace_end ? step : grace_end, -1, &cancelled);
         } while (w == W_TIMEOUT && now_ms() < grace_end);
         if (w == W_TIMEOUT) {
+            end->cpu_end = cpu_now(k);
             kernel_stop(k); /* it ignores SIGINT, or is stuck where a signal does not reach */
             end->restarted = true;
             return;
@@ -469,6 +510,7 @@ static void await_result(fb_kernel *k, exec_io *io, double deadline, int cancel_
         pthread_mutex_unlock(&k->mu);
         end->died = end->restarted = true;
     }
+    end->cpu_end = cpu_now(k);
 }
 
 /* The execute's outcome as the sandbox would have reported a call's: core/result judges it. */
@@ -479,6 +521,8 @@ static void fill_outcome(fb_kernel *k, exec_io *io, const exec_end *end, double 
     o->errout = io->errout;
     o->result = io->payload;
     o->wall_ms = now_ms() - t0;
+    if (end->cpu_start >= 0 && end->cpu_end > end->cpu_start)
+        o->cpu_ms = end->cpu_end - end->cpu_start;
     o->timed_out = end->timed_out;
     o->cancelled = end->cancelled || (end->died && closing(k->s));
     o->exited = !end->died;
@@ -491,6 +535,43 @@ static void fill_outcome(fb_kernel *k, exec_io *io, const exec_end *end, double 
     o->memory_limit_mechanism = k->outcome.memory_limit_mechanism;
 }
 
+/* The stack the kernel reported for the interrupted code (the first line of its answer: the call harness's
+ * header), or NULL (caller decrefs). */
+static json_t *interrupted_stack(const exec_io *io)
+{
+    const char *nl = io->payload.len ? memchr(io->payload.data, '\n', io->payload.len) : NULL;
+    json_t *h = nl ? json_loadb(io->payload.data, (size_t)(nl - io->payload.data), 0, NULL) : NULL;
+    json_t *stack = json_object_get(json_object_get(h, "error"), "stack");
+    stack = json_is_string(stack) && json_string_length(stack) ? json_incref(stack) : NULL;
+    json_decref(h);
+    return stack;
+}
+
+/* A timeout or cancel: core/result judges it as a call's (TimeoutError, "terminated"), whose process is gone;
+ * a kernel's was interrupted instead, and either kept its state or was killed. The error says which, and keeps
+ * the stack where the code was interrupted. */
+static void describe_interrupt(json_t *obj, const exec_io *io, const exec_end *end, double timeout_s)
+{
+    json_t *e = json_object_get(obj, "error");
+    if (!e || !(end->timed_out || end->cancelled))
+        return;
+    char why[400];
+    const char *what = end->timed_out ? "the execute reached its timeout" : "the execute was cancelled";
+    if (end->restarted)
+        snprintf(why, sizeof why, "%s; the code did not stop within %d ms of SIGINT, so the kernel was killed: its "
+                 "state is lost and the next execute starts a fresh kernel", what, FB_KERNEL_INTERRUPT_GRACE_MS);
+    else
+        snprintf(why, sizeof why, "%s and the code was interrupted (SIGINT, as Ctrl-C); the kernel kept its state",
+                 what);
+    if (end->timed_out && strlen(why) + 64 < sizeof why)
+        snprintf(why + strlen(why), sizeof why - strlen(why), "; raise `timeout` (%g s now, at most %g s)", timeout_s,
+                 (double)FB_MAX_TIMEOUT_S);
+    json_object_set_new(e, "reason", json_string(why));
+    json_t *stack = end->restarted ? NULL : interrupted_stack(io);
+    if (stack)
+        json_object_set_new(e, "stack", stack);
+}
+
 static int render(fb_kernel *k, exec_io *io, const exec_end *end, const fb_kernel_request *req, double t0,
                   char **result, size_t *result_len, fb_error *err)
 {
@@ -501,6 +582,8 @@ static int render(fb_kernel *k, exec_io *io, const exec_end *end, const fb_kerne
     fb_result res = {0};
     int rc = fb_result_from_outcome(&res, &o, &lim, err);
     /* o's buffers are io's: they are freed by the caller */
+    if (rc == 0)
+        describe_interrupt(res.obj, io, end, req->timeout_s);
     if (rc == 0 && json_object_set_new(res.obj, "kernelRestarted", json_boolean(end->restarted)) < 0)
         rc = fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "a kernel result");
     if (rc == 0) {
@@ -519,6 +602,10 @@ static void exec_io_init(exec_io *io, fnbox_session *s, const fnbox_call_options
     fb_buf_init(&io->out, (size_t)s->opt.limits.stdout_bytes);
     fb_buf_init(&io->errout, (size_t)s->opt.limits.stderr_bytes);
     fb_buf_init(&io->payload, FB_KERNEL_MAX_RESULT_BYTES);
+    uint64_t rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd) /* never fails for 8 bytes after boot; still a mark */
+        rnd = (uint64_t)now_ms() * 2654435761u;
+    snprintf(io->mark, sizeof io->mark, "\x1e%016llx\x1f", (unsigned long long)rnd);
     io->tell = opts->output != NULL;
     if (io->tell)
         fb_output_init(&io->output, opts->output, opts->output_ctx, s->opt.limits.stdout_bytes,
@@ -534,12 +621,13 @@ static void exec_io_free(exec_io *io)
     fb_buf_free(&io->payload);
 }
 
-/* Runs req in k (held): a kernel that died since the last execute is started afresh, which the result says. */
+/* Runs req in k (held): a kernel that died since the last execute, or one the request restarts, is started
+ * afresh, which the result says; a restart with no kernel started yet discards nothing, and says so. */
 static int exec_held(fb_kernel *k, const fb_kernel_request *req, const fnbox_call_options *opts, double t0,
                      char **result, size_t *result_len, fb_error *err)
 {
-    exec_end end = {0};
-    if (k->started && kernel_over(k)) {
+    exec_end end = {.cpu_start = -1, .cpu_end = -1};
+    if (k->started && (req->restart || kernel_over(k))) {
         kernel_stop(k);
         end.restarted = true;
     }
@@ -548,7 +636,8 @@ static int exec_held(fb_kernel *k, const fb_kernel_request *req, const fnbox_cal
     exec_io io;
     exec_io_init(&io, k->s, opts);
     double deadline = now_ms() + req->timeout_s * 1e3;
-    int rc = send_request(k, req, deadline, err);
+    end.cpu_start = cpu_now(k);
+    int rc = send_request(k, req, io.mark, deadline, err);
     if (rc == 0) {
         await_result(k, &io, deadline, opts->cancel_fd, &end);
         if (end.died)

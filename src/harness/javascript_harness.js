@@ -21,6 +21,7 @@ const RESULT_FD = 3;
 const INPUT_FD = 4;
 const USER_FILE = 'user_code.js';
 const HARNESS_FILE = __filename;
+const CELL_FILE = /<cell \d+>:\d/; // a session kernel's cells are user code too, each under its own name
 const PARAMS = ['exports', 'require', 'module', '__filename', '__dirname'];
 // Grace period for work the function left running (timers, sockets, unawaited writes) after the result is
 // published: the process exits as soon as the event loop is empty, or after this long at the latest.
@@ -373,7 +374,7 @@ function cleanStack(stack) {
   // With no user frame at all (syntax errors), no frames.
   const lines = String(stack).split('\n');
   const isFrame = (l) => /^\s+at /.test(l);
-  const isUser = (l) => l.includes(USER_FILE);
+  const isUser = (l) => l.includes(USER_FILE) || CELL_FILE.test(l);
   const head = [];
   const frames = [];
   let i = 0;
@@ -409,8 +410,8 @@ function describeThrown(e) {
   const type = errorType(e);
   if (type === 'SyntaxError') {
     // Node puts "user_code.js:LINE\n<source line>\n<carets>\n\n" in front of a compile error's stack.
-    const m = /^user_code\.js:(\d+)\n/.exec(stack);
-    if (m && !/\(user_code\.js, line \d+\)$/.test(message)) message += ` (user_code.js, line ${m[1]})`;
+    const m = /^(user_code\.js|<cell \d+>):(\d+)\n/.exec(stack);
+    if (m && !/\((?:user_code\.js|<cell \d+>), line \d+\)$/.test(message)) message += ` (${m[1]}, line ${m[2]})`;
   }
   return { type, message, stack };
 }
@@ -639,14 +640,17 @@ function lastLineReturned(code, compiles) {
   const indent = last.slice(0, last.length - last.trimStart().length);
   lines[i] = indent + '@@@' + last.trimStart();
   if (compiles(lines.join('\n'))) return null;
-  lines[i] = indent + 'return ' + last.trimStart();
-  return lines.join('\n');
+  // In parentheses, so that a line of several statements (`await f(); g()`) is not cut short to its first:
+  // that does not compile, and the body runs as it is.
+  lines[i] = indent + 'return (' + last.trimStart().replace(/;\s*$/, '') + '\n);';
+  return compiles(lines.join('\n')) ? lines.join('\n') : null;
 }
 
 const RUN_OPTIONS = { displayErrors: false };
 
-// runOptions: vm's options for the run (a session kernel adds breakOnSigint).
-async function runBody(code, ctx, runOptions) {
+// runOptions: vm's options for the run (a session kernel adds breakOnSigint); filename: the name the code is
+// compiled under (a session kernel's `<cell N>`).
+async function runBody(code, ctx, runOptions, filename = USER_FILE) {
   // A script whose completion value is the result; require, module, exports, __filename and __dirname are
   // globals, as in `node -e`.
   const g = globalThis;
@@ -655,7 +659,7 @@ async function runBody(code, ctx, runOptions) {
   g.exports = ctx.module.exports;
   g.__filename = ctx.filename;
   g.__dirname = ctx.dirname;
-  const opts = { filename: USER_FILE, importModuleDynamically: IMPORT_DYNAMICALLY };
+  const opts = { filename, importModuleDynamically: IMPORT_DYNAMICALLY };
   let script;
   try {
     script = new vm.Script(code, opts);
@@ -663,7 +667,7 @@ async function runBody(code, ctx, runOptions) {
     if (!(e instanceof SyntaxError)) throw e;
     if (/\b(?:export|import)\b/.test(e.message)) {
       const cjs = esmToCjs(code);
-      if (cjs !== code) return runBody(cjs, ctx, runOptions);
+      if (cjs !== code) return runBody(cjs, ctx, runOptions, filename);
     }
     // Top-level `return` or `await`: the body of an async function.  Its own line 0 holds the function head,
     // so the code's line numbers are unchanged.  The last line becomes a `return` when that is safe, for

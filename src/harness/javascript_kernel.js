@@ -47,7 +47,25 @@ process.on('SIGINT', () => { if (interruptCurrent) interruptCurrent(); });
 process.on('unhandledRejection', (r) => { process.stderr.write(`Uncaught (in promise) ${harness.describeThrown(r).stack || r}\n`); });
 process.on('uncaughtException', (e) => { process.stderr.write(`Uncaught ${harness.describeThrown(e).stack || e}\n`); });
 
-async function runCell(code, ctx) {
+// Each cell is compiled under a name of its own, so that a function defined in an earlier cell is shown at
+// its own cell's line in a stack.
+let cells = 0;
+
+// Tells the host where this cell's output begins on fds 1/2: what the kernel wrote before (a timer, after its
+// cell) is not this cell's.  The streams' queues first, so that nothing written before comes after it.
+async function mark(text) {
+  for (const s of [process.stdout, process.stderr]) {
+    const wait = drained(s);
+    if (wait) await wait;
+  }
+  for (const fd of [1, 2]) {
+    try { fs.writeSync(fd, text); } catch (e) { /* closed by the code: nothing of the cell's comes there */ }
+  }
+}
+
+async function runCell(code, ctx, text) {
+  await mark(text);
+  const filename = `<cell ${++cells}>`;
   const interrupted = new Promise((resolve, reject) => {
     interruptCurrent = () => {
       const e = new Error('Script execution interrupted.');
@@ -57,7 +75,7 @@ async function runCell(code, ctx) {
   });
   let payload;
   try {
-    const value = await Promise.race([harness.runBody(code, ctx, RUN_OPTIONS), interrupted]);
+    const value = await Promise.race([harness.runBody(code, ctx, RUN_OPTIONS, filename), interrupted]);
     payload = '{"ok":true}\n' + harness.serialize(value);
   } catch (e) {
     payload = errorHeader(e);
@@ -87,7 +105,8 @@ function main() {
       if (pending.length < nl + 1 + len) return;
       const req = JSON.parse(pending.subarray(nl + 1, nl + 1 + len).toString('utf8'));
       pending = pending.subarray(nl + 1 + len);
-      queue = queue.then(() => runCell(typeof req.code === 'string' ? req.code : '', ctx));
+      queue = queue.then(() => runCell(typeof req.code === 'string' ? req.code : '', ctx,
+        typeof req.mark === 'string' ? req.mark : ''));
     }
   });
   input.on('end', () => process.exit(0));

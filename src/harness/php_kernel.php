@@ -33,6 +33,8 @@ final class K
     public static bool $running = false;
     public static bool $answered = true; // the current cell has its frame (else the shutdown function sends one)
     public static ?string $early = null;  // the cell's answer found before it runs (a redeclaration)
+    public static int $cells = 0;
+    public static string $file = '';      // the current cell's name, `<cell N>`: each cell's own file and lines
 }
 
 function send(string $payload, string $body = ''): void
@@ -147,16 +149,31 @@ function redeclared(string $src): ?array
         if ($t[0] === \T_FUNCTION && \function_exists($name)) {
             $r = new \ReflectionFunction($name);
             return ['Cannot redeclare ' . $name . '() (previously declared in ' . $r->getFileName() . ':'
-                . $r->getStartLine() . ')', H\USER_FILE . ':' . $next[2]];
+                . $r->getStartLine() . ')', K::$file . ':' . $next[2]];
         }
         $classy = [\T_CLASS, \T_INTERFACE, \T_TRAIT, \T_ENUM];
         if (\in_array($t[0], $classy, true) && !(\is_array($prev) && \in_array($prev[0], [\T_NEW, \T_DOUBLE_COLON], true))
             && (\class_exists($name, false) || \interface_exists($name, false) || \trait_exists($name, false))) {
             return ['Cannot declare ' . \strtolower($t[1]) . ' ' . $name . ', because the name is already in use',
-                    H\USER_FILE . ':' . $next[2]];
+                    K::$file . ':' . $next[2]];
         }
     }
     return null;
+}
+
+/** Tells the host where this cell's output begins on fds 1/2: what the kernel wrote before (a shutdown of an
+ * earlier cell's output buffer) is not this cell's. Its own buffers first, so nothing written before comes after. */
+function mark(string $text): void
+{
+    while (\ob_get_level() > 0 && @\ob_end_flush()) {
+    }
+    \flush();
+    foreach ([\STDOUT, \STDERR] as $h) {
+        try {
+            @\fwrite($h, $text);
+        } catch (\Throwable $e) { // closed by the code: nothing of the cell's comes there either
+        }
+    }
 }
 
 /** Reads the next cell and points the `file` wrapper at it (H\UserCode): the loop's `include` compiles it. */
@@ -166,6 +183,8 @@ function next_cell(): bool
     if ($req === null) {
         exit(0); // EOF: the host is done with us
     }
+    mark(\is_string($req['mark'] ?? null) ? $req['mark'] : '');
+    K::$file = '<cell ' . ++K::$cells . '>';
     $src = with_value(H\user_source(\is_string($req['code'] ?? null) ? $req['code'] : '', false));
     if (tokens($src) !== null) {
         $src = H\user_source($src, true); // the marker returned when the cell returns nothing
@@ -204,7 +223,7 @@ function failed(\Throwable $e): void
     if ($e instanceof H\HarnessError) {
         send(H\header_line($e->etype, $e->getMessage(), '', 1));
     } elseif ($e instanceof Interrupted) {
-        send(H\header_line('KeyboardInterrupt', '', stack_of($e), 1));
+        send(H\header_line('KeyboardInterrupt', '', interrupted_stack($e), 1));
     } else {
         send(H\header_line(\get_class($e), $e->getMessage(), stack_of($e), 1));
     }
@@ -215,6 +234,24 @@ function stack_of(\Throwable $e): string
 {
     $keep = fn($l) => !\str_contains($l, __FILE__) && !\str_contains($l, 'Fnbox\\Kernel\\');
     return \implode("\n", \array_filter(\explode("\n", H\stack_of($e)), $keep));
+}
+
+/** Where the cell was interrupted, and the calls that led there. The exception is thrown in on_sigint, so its
+ * own file and line are the kernel's: the handler's frame (the first of the trace) is where the VM was when
+ * it ran the handler, in the cell. */
+function interrupted_stack(Interrupted $e): string
+{
+    $trace = $e->getTrace();
+    $at = $trace[0] ?? [];
+    $mine = fn($f) => ($f['file'] ?? '') === __FILE__ || \str_starts_with(\strtolower($f['class'] ?? $f['function'] ?? ''), 'fnbox\\');
+    $out = ['KeyboardInterrupt' . (isset($at['file']) && !$mine(['file' => $at['file']]) ? ' in ' . $at['file'] . ':' . ($at['line'] ?? 0) : '')];
+    $n = 0;
+    foreach (\array_slice($trace, 1) as $f) {
+        if (!$mine($f)) {
+            $out[] = '#' . $n++ . ' ' . H\frame_text($f);
+        }
+    }
+    return \implode("\n", $out);
 }
 
 /** exit() or a fatal error in a cell ends the process: the cell still gets its answer (the next execute
@@ -271,7 +308,7 @@ while (true) {
         continue;
     }
     try {
-        done(include H\USER_FILE);
+        done(include K::$file);
     } catch (\Throwable $__fnbox_e) {
         failed($__fnbox_e);
     }

@@ -8,6 +8,7 @@
 import sys
 import posix as _os
 import _signal
+import linecache                         # each cell's source, for tracebacks the cells format themselves
 
 _RESULT_FD = 3
 _INPUT_FD = 4
@@ -75,9 +76,30 @@ def _send(payload):
     _h._write_all(_RESULT_FD, b'%d\n' % len(payload) + payload)
 
 
+# Each cell is compiled under a name of its own, `<cell N>`, whose source stays known (to the harness's
+# traceback, and to linecache for the cells' own traceback/inspect): a function defined in an earlier cell
+# shows its own cell's lines.
+_cells = {}
+
+
+def _mark(mark):
+    # Tells the host where this cell's output begins on fds 1/2: what the kernel wrote before (a thread, after
+    # its cell) is not this cell's.  Its own buffers first, so that nothing written before comes after it.
+    _h._flush_user_streams()
+    for fd in (1, 2):
+        try:
+            _os.write(fd, mark)
+        except OSError:                  # the code closed it: nothing of the cell's comes there either
+            pass
+
+
 def _run_cell(code, ns):
+    name = '<cell %d>' % (len(_cells) + 1)
+    _cells[name] = code.splitlines()
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+    _h._USER_FILE = name                 # the file the harness compiles the code as, and looks for in tracebacks
     _h._state['code'] = code             # source lines for tracebacks and syntax errors
-    _h._state.pop('files', None)         # (cached per file: this cell's user_code.py is a new one)
+    _h._state['files'] = dict(_cells)    # (the harness's cache of files' lines: the cells', no stale others)
     try:
         _arm()
         try:
@@ -106,6 +128,7 @@ def _main():
         if req is None:                  # EOF: the host is done with us
             _os._exit(0)
         try:
+            _mark((req.get('mark') or '').encode())
             payload = _run_cell(req.get('code') or '', ns)
         except KeyboardInterrupt:        # between the cell's end and here
             payload = _h._header('KeyboardInterrupt', '', '', 1)

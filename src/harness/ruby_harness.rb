@@ -22,6 +22,7 @@ module FnboxHarness
   RESULT_FD = 3
   INPUT_FD = 4
   USER_FILE = 'user_code.rb'
+  CELL_FILE = /\A<cell \d+>:/ # a session kernel's cells are user code too, each under its own name
 
   # A failure the harness reports itself (FunctionNotFound, SerializationError...).
   class Failure < StandardError
@@ -318,7 +319,7 @@ module FnboxHarness
 
   def backtrace_text(e)
     bt = e.backtrace || []
-    user = bt.select { |l| l.start_with?(USER_FILE + ':') }
+    user = bt.select { |l| l.start_with?(USER_FILE + ':') || l.match?(CELL_FILE) }
     user.join("\n")
   end
 

@@ -51,10 +51,15 @@ module FnboxKernel
     trap('INT', prev) unless prev == 'DEFAULT'
   end
 
+  # Each cell is evaluated under a name of its own, so that a method defined in an earlier cell is shown at its
+  # own cell's line in a backtrace.
+  @cells = 0
+
   def run_cell(code)
+    @cells += 1
     begin
       arm
-      value = eval(code, USER_BINDING, H::USER_FILE, 1) # rubocop:disable Security/Eval
+      value = eval(code, USER_BINDING, "<cell #{@cells}>", 1) # rubocop:disable Security/Eval
     ensure
       disarm
     end
@@ -64,7 +69,19 @@ module FnboxKernel
     H.header(etype, message, stack, exit_code.zero? ? 1 : exit_code)
   end
 
+  # Tells the host where this cell's output begins on fds 1/2: what the kernel wrote before (a thread, after
+  # its cell) is not this cell's.  Its own buffers first, so that nothing written before comes after it.
+  def mark(text, raw)
+    H.flush_user_streams
+    raw.each do |io|
+      io.syswrite(text)
+    rescue SystemCallError, IOError
+      nil # closed by the code: nothing of the cell's comes there either
+    end
+  end
+
   def loop_cells(input, out)
+    raw = [IO.for_fd(1, 'wb', autoclose: false), IO.for_fd(2, 'wb', autoclose: false)]
     loop do
       req = begin
         read_frame(input)
@@ -73,6 +90,7 @@ module FnboxKernel
       end
       exit!(0) if req.nil? # EOF: the host is done with us
       code = req.is_a?(Hash) && req['code'].is_a?(String) ? req['code'] : ''
+      mark(req.is_a?(Hash) && req['mark'].is_a?(String) ? req['mark'] : '', raw)
       payload = begin
         run_cell(code)
       rescue Interrupt # between the cell's end and here

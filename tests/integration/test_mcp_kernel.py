@@ -204,6 +204,14 @@ def test_restart_loses_the_state(connect):
     assert ok(kernel(c, code="1 + 1", restart=False))["kernelRestarted"] is False
 
 
+def test_restart_before_any_kernel_discards_nothing(connect):
+    # kernelRestarted says a running kernel's state was lost: with no kernel yet, there was none to lose
+    c = connect()
+    assert ok(kernel(c, code="fresh = 1", restart=True))["kernelRestarted"] is False
+    r = kernel(c, code="fresh", restart=True)
+    assert r["structuredContent"]["error"]["type"] == "NameError" and r["structuredContent"]["kernelRestarted"], r
+
+
 @pytest.mark.parametrize("arguments, field", [
     ({}, "code"),
     ({"code": "1", "language": "cobol"}, "language"),

@@ -86,6 +86,10 @@ def test_interrupt_and_restart(sess):
     r = sess.req("DELETE", "/kernels/python")
     assert r.status == 204, r
     assert kexec(sess, "'again' in globals()")["result"] is False
+    # restart in the request: kernelRestarted only when a started kernel's state was discarded
+    assert kexec(sess, "1", "ruby", restart=True)["kernelRestarted"] is False
+    res = kexec(sess, "again = 2", restart=True)
+    assert res["kernelRestarted"] is True and res["status"] == "success", res
 
 
 def test_bad_input_names_the_field(server, sess):
@@ -97,6 +101,7 @@ def test_bad_input_names_the_field(server, sess):
     bad({"code": 1}, "code")
     bad({"code": "1", "timeout": "soon"}, "timeout")
     bad({"code": "1", "language": "python"}, "language")
+    bad({"code": "1", "restart": "yes"}, "restart")
     bad({"code": "1"}, "cobol", language="cobol")
     assert "ruby (rb), php" in error_of(sess.req("POST", "/kernels/cobol/execute", {"code": "1"}), 400, "InvalidRequest")
     r = sess.req("DELETE", "/kernels/cobol")
@@ -133,7 +138,7 @@ def test_ruby_kernel(sess):
         [[1, 2], "sym", 82, "hi", {"a": 1.5}]
     err = kexec(sess, "1 / 0", "ruby")
     assert err["status"] == "error" and err["error"]["type"] == "ZeroDivisionError", err
-    assert "user_code.rb:1" in err["error"]["stack"] and "kernel" not in err["error"]["stack"], err
+    assert "<cell " in err["error"]["stack"] and "kernel" not in err["error"]["stack"], err
     res = kexec(sess, "loop { }", "ruby", timeout=0.3)
     assert res["status"] == "timeout" and res["kernelRestarted"] is False, res
     assert kexec(sess, "x", "ruby")["result"] == 41

@@ -404,22 +404,13 @@ static json_t *exec_command(const fb_mcp_call *c, json_t *args)
 static const char *const k_kernel_languages[] = {"python", "javascript", "ruby", "php", NULL};
 static const char *const k_kernel_fields[] = {"status", "result", "error", "exitCode", "kernelRestarted", NULL};
 
-/* restart: the kernel killed before the code runs (its state lost). NULL when done; else the isError result. */
-static json_t *restart_kernel(fnbox_session *s, const char *lang)
-{
-    char *error = NULL;
-    int rc = fnbox_session_kernel_restart(s, lang, &error, NULL);
-    json_t *r = rc == FNBOX_OK ? NULL : api_failed("run_in_kernel (restart)", error);
-    fnbox_free(error);
-    return r;
-}
-
-/* The execute in s's kernel for lang; a restart asked for is reported as kernelRestarted even when the
- * kernel had not started yet (the model asked for a fresh state and has it). */
+/* The execute in s's kernel for lang; restart goes in the request, so that the kernel is restarted by the
+ * execute that holds it (no other execute between), and kernelRestarted says whether a kernel's state was
+ * discarded (not when none had started). */
 static json_t *kernel_exec(const fb_mcp_call *c, fnbox_session *s, const char *lang, json_t *code, double t,
-                           bool restarted)
+                           bool restart)
 {
-    json_t *req = json_pack("{s:O, s:f}", "code", code, "timeout", t);
+    json_t *req = json_pack("{s:O, s:f, s:b}", "code", code, "timeout", t, "restart", restart);
     char *text = req ? json_dumps(req, JSON_COMPACT) : NULL, *out = NULL;
     json_decref(req);
     if (!text)
@@ -428,8 +419,7 @@ static json_t *kernel_exec(const fb_mcp_call *c, fnbox_session *s, const char *l
     fnbox_call_options o = run_options(c);
     int rc = fnbox_session_kernel_exec(s, lang, text, strlen(text), &o, &out, &len);
     free(text);
-    json_t *extra = restarted ? json_pack("{s:b}", "kernelRestarted", 1) : NULL;
-    return after_run(c, "run_in_kernel", rc, out, len, k_kernel_fields, extra);
+    return after_run(c, "run_in_kernel", rc, out, len, k_kernel_fields, NULL);
 }
 
 static json_t *run_in_kernel(const fb_mcp_call *c, json_t *args)
@@ -452,9 +442,7 @@ static json_t *run_in_kernel(const fb_mcp_call *c, json_t *args)
     fnbox_session *s = client_session(c, "run_in_kernel", &fail);
     if (!s)
         return fail;
-    bool restart = json_is_true(json_object_get(args, "restart"));
-    json_t *r = restart ? restart_kernel(s, lang) : NULL;
-    return r ? r : kernel_exec(c, s, lang, json_object_get(args, "code"), t, restart);
+    return kernel_exec(c, s, lang, json_object_get(args, "code"), t, json_is_true(json_object_get(args, "restart")));
 }
 
 /* ---- files ---- */

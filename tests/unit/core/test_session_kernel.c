@@ -60,6 +60,21 @@ static json_t *run_opts(fnbox_session *s, const char *lang, const char *code, do
     return doc;
 }
 
+/* Runs request (JSON text) in the kernel; returns the parsed result (caller decrefs). */
+static json_t *run_request(fnbox_session *s, const char *lang, const char *request)
+{
+    char *result = NULL;
+    size_t len = 0;
+    int rc = fnbox_session_kernel_exec(s, lang, request, strlen(request), NULL, &result, &len);
+    if (rc != FNBOX_OK)
+        fprintf(stderr, "kernel %s %s: %d %s\n", lang, request, rc, result ? result : "");
+    assert_int_equal(rc, FNBOX_OK);
+    json_t *doc = json_loadb(result, len, 0, NULL);
+    assert_non_null(doc);
+    fnbox_free(result);
+    return doc;
+}
+
 static json_t *run(fnbox_session *s, const char *lang, const char *code)
 {
     return run_opts(s, lang, code, 0, FNBOX_OK, NULL);
@@ -118,7 +133,7 @@ static void test_state_persists_python(void **state)
     r = run(s, "python", "1/0");
     assert_string_equal(str(r, "status"), "error");
     assert_string_equal(error_type(r), "ZeroDivisionError");
-    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "user_code.py"));
+    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "File \"<cell 6>\", line 1"));
     json_decref(r);
     r = run(s, "python", "x");
     assert_string_equal(value(r), "41");
@@ -163,7 +178,7 @@ static void test_state_persists_ruby(void **state)
     json_decref(r);
     r = run(s, "ruby", "1 / 0");
     assert_string_equal(error_type(r), "ZeroDivisionError");
-    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "user_code.rb:1"));
+    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "<cell 3>:1"));
     json_decref(r);
     r = run_opts(s, "ruby", "loop { }", 0.3, FNBOX_OK, NULL);
     assert_string_equal(str(r, "status"), "timeout");
@@ -199,9 +214,110 @@ static void test_state_persists_php(void **state)
     assert_string_equal(str(r, "status"), "timeout");
     assert_false(restarted(r)); /* pcntl's SIGINT handler throws into the cell: the globals are kept */
     json_decref(r);
+    /* the interrupted cell's stack: where it was interrupted, and the calls that led there */
+    json_decref(run(s, "php", "function spin() {\n    while (true) {\n    }\n}"));
+    r = run_opts(s, "php", "$y = 1;\nspin();", 0.3, FNBOX_OK, NULL);
+    const char *stack = str(json_object_get(r, "error"), "stack");
+    assert_non_null(strstr(stack, ":2"));
+    assert_non_null(strstr(stack, "(2): spin()"));
+    assert_null(strstr(stack, "Kernel"));
+    json_decref(r);
     r = run(s, "php", "twice($x)");
     assert_string_equal(value(r), "82");
     json_decref(r);
+    fnbox_session_close(s);
+}
+
+static double cpu_ms(json_t *doc)
+{
+    return json_number_value(json_object_get(json_object_get(doc, "usage"), "cpuMs"));
+}
+
+/* usage.cpuMs is the CPU time of the execute: the kernel's own (any language), and that of the processes it
+ * waited for; a trivial cell's is small. */
+static void test_cpu_time(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_t *r = run(s, "python", "import time, subprocess, sys\nt = time.process_time()\n"
+                                 "while time.process_time() - t < 0.25: pass");
+    assert_true(cpu_ms(r) >= 150);
+    assert_true(cpu_ms(r) < 5000);
+    json_decref(r);
+    r = run(s, "python", "1");
+    assert_true(cpu_ms(r) < 100);
+    json_decref(r);
+    r = run(s, "python", "subprocess.run([sys.executable, '-c', 'import time\\nt = time.process_time()\\n"
+                         "while time.process_time() - t < 0.25: pass'], check=True).returncode");
+    assert_string_equal(value(r), "0");
+    assert_true(cpu_ms(r) >= 150);
+    json_decref(r);
+    r = run(s, "javascript", "const t0 = process.cpuUsage(); while (process.cpuUsage(t0).user < 250000) {}");
+    assert_true(cpu_ms(r) >= 150);
+    json_decref(r);
+    r = run(s, "javascript", "1");
+    assert_true(cpu_ms(r) < 100);
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
+static const char *stack_of(json_t *doc)
+{
+    return str(json_object_get(doc, "error"), "stack");
+}
+
+/* Each cell has its own name: a function defined in cell 1 and called from cell 2 shows cell 1's line (and
+ * its source, where the language shows it) and cell 2's call. */
+static void test_cells_have_their_own_lines(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_decref(run(s, "python", "x = 1\ndef f():\n    raise ValueError('x')"));
+    json_t *r = run(s, "python", "y = 2\nf()");
+    assert_non_null(strstr(stack_of(r), "File \"<cell 2>\", line 2, in <module>\n    f()\n"));
+    assert_non_null(strstr(stack_of(r), "File \"<cell 1>\", line 3, in f\n    raise ValueError('x')\n"));
+    json_decref(r);
+    /* the cell's own traceback module sees the cells' sources too */
+    r = run(s, "python", "import traceback\ntry:\n    f()\nexcept ValueError:\n    traceback.print_exc()");
+    assert_non_null(strstr(str(r, "stderr"), "File \"<cell 1>\", line 3, in f\n    raise ValueError('x')\n"));
+    json_decref(r);
+    json_decref(run(s, "javascript", "let x = 1;\nfunction f() {\n  throw new Error('x');\n}"));
+    r = run(s, "javascript", "let y = 2;\nf()");
+    assert_non_null(strstr(stack_of(r), "at f (<cell 1>:3:9)\n    at <cell 2>:2:1"));
+    json_decref(r);
+    json_decref(run(s, "ruby", "x = 1\ndef f\n  raise 'x'\nend"));
+    r = run(s, "ruby", "y = 2\nf");
+    assert_non_null(strstr(stack_of(r), "<cell 1>:3:in `f'\n<cell 2>:2:in `<main>'"));
+    json_decref(r);
+    json_decref(run(s, "php", "$x = 1;\nfunction f() {\n  throw new Exception('x');\n}"));
+    r = run(s, "php", "$y = 2;\nf();");
+    assert_non_null(strstr(stack_of(r), "Exception: x in <cell 1>:3\n#0 <cell 2>(2): f()"));
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
+/* Output the kernel writes while no execute runs (a thread, a timer, after its cell returned) is no execute's:
+ * the next one has only its own. */
+static void test_output_between_executes_is_dropped(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_t *r = run(s, "python", "import threading, time, sys\ndef late():\n    time.sleep(0.2)\n"
+                                 "    print('late', flush=True)\n    sys.stderr.write('late-err\\n')\n"
+                                 "    print('buffered')\nthreading.Thread(target=late).start()\nprint('own')");
+    assert_string_equal(str(r, "stdout"), "own\n");
+    json_decref(r);
+    json_decref(run(s, "javascript", "setTimeout(() => { console.log('late'); console.error('late-err'); }, 200); 1"));
+    json_decref(run(s, "ruby", "Thread.new { sleep 0.2; puts 'late'; $stderr.puts 'late-err' }; 1"));
+    usleep(700 * 1000);
+    const char *langs[] = {"python", "javascript", "ruby"};
+    const char *code[] = {"print('now')", "console.log('now')", "puts 'now'"};
+    for (size_t i = 0; i < 3; i++) {
+        r = run(s, langs[i], code[i]);
+        assert_string_equal(str(r, "stdout"), "now\n");
+        assert_string_equal(str(r, "stderr"), "");
+        json_decref(r);
+    }
     fnbox_session_close(s);
 }
 
@@ -229,6 +345,9 @@ static void test_interrupt_keeps_state(void **state)
     json_t *r = run_opts(s, "python", "while True: pass", 0.3, FNBOX_OK, NULL);
     assert_string_equal(str(r, "status"), "timeout");
     assert_false(restarted(r));
+    /* the error says the kernel kept its state, and where the code was interrupted */
+    assert_non_null(strstr(str(json_object_get(r, "error"), "reason"), "the kernel kept its state"));
+    assert_non_null(strstr(str(json_object_get(r, "error"), "stack"), "KeyboardInterrupt"));
     json_decref(r);
     r = run(s, "python", "import time\nkept");
     assert_string_equal(value(r), "\"yes\"");
@@ -245,6 +364,17 @@ static void test_interrupt_keeps_state(void **state)
     r = run(s, "javascript", "kept");
     assert_string_equal(value(r), "\"js\"");
     json_decref(r);
+    /* busy after an await: Node cannot break into it (breakOnSigint covers synchronous code only, and the
+     * kernel's SIGINT listener never runs while the loop spins): killed, and the result says so */
+    r = run_opts(s, "javascript", "await null; while (true) {}", 0.3, FNBOX_OK, NULL);
+    assert_string_equal(str(r, "status"), "timeout");
+    assert_true(restarted(r));
+    assert_non_null(strstr(str(json_object_get(r, "error"), "reason"), "the kernel was killed: its state is lost"));
+    json_decref(r);
+    r = run(s, "javascript", "typeof kept");
+    assert_string_equal(value(r), "\"undefined\"");
+    assert_false(restarted(r));
+    json_decref(r);
     fnbox_session_close(s);
 }
 
@@ -257,6 +387,7 @@ static void test_ignored_sigint_restarts(void **state)
                          0.3, FNBOX_OK, NULL);
     assert_string_equal(str(r, "status"), "timeout");
     assert_true(restarted(r));
+    assert_non_null(strstr(str(json_object_get(r, "error"), "reason"), "the kernel was killed: its state is lost"));
     json_decref(r);
     r = run(s, "python", "'lost' in globals()");
     assert_string_equal(value(r), "false");
@@ -284,13 +415,26 @@ static void test_restart_and_bad_input(void **state)
     json_t *r = run(s, "python", "'gone' in globals()");
     assert_string_equal(value(r), "false");
     json_decref(r);
+    /* restart in the request: kernelRestarted only when a started kernel's state was discarded */
+    json_decref(run(s, "javascript", "1"));
+    r = run_request(s, "ruby", "{\"code\": \"kept = 1\", \"restart\": true}"); /* none was running */
+    assert_false(restarted(r));
+    json_decref(r);
+    r = run_request(s, "ruby", "{\"code\": \"defined?(kept)\", \"restart\": true}");
+    assert_true(restarted(r));
+    assert_string_equal(value(r), "null");
+    json_decref(r);
+    r = run_request(s, "javascript", "{\"code\": \"2\", \"restart\": false}");
+    assert_false(restarted(r));
+    json_decref(r);
     assert_int_equal(fnbox_session_kernel_restart(s, "cobol", &error, NULL), FNBOX_INVALID_REQUEST);
     assert_non_null(strstr(error, "cobol"));
     fnbox_free(error);
     char *result = NULL;
     size_t len = 0;
     const char *bad[][2] = {{"{}", "code"}, {"{\"code\": 1}", "code"}, {"{\"code\": \"1\", \"timeout\": \"x\"}", "timeout"},
-                            {"{\"code\": \"1\", \"args\": []}", "args"}, {"[", "malformed"}};
+                            {"{\"code\": \"1\", \"args\": []}", "args"}, {"{\"code\": \"1\", \"restart\": 1}", "restart"},
+                            {"[", "malformed"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(fnbox_session_kernel_exec(s, "python", bad[i][0], strlen(bad[i][0]), NULL, &result, &len),
                          FNBOX_INVALID_REQUEST);
@@ -337,6 +481,9 @@ int main(void)
         cmocka_unit_test(test_state_persists_javascript),
         cmocka_unit_test(test_state_persists_ruby),
         cmocka_unit_test(test_state_persists_php),
+        cmocka_unit_test(test_cpu_time),
+        cmocka_unit_test(test_cells_have_their_own_lines),
+        cmocka_unit_test(test_output_between_executes_is_dropped),
         cmocka_unit_test(test_sessions_are_isolated),
         cmocka_unit_test(test_interrupt_keeps_state),
         cmocka_unit_test(test_ignored_sigint_restarts),
