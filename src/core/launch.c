@@ -95,7 +95,7 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
         return -1;
     launch_files(l);
     fb_lang_call call = {.code = req->code, .code_len = req->code_len, .function_name = plan->function_name,
-                         .args = &plan->args, .workdir = req->workdir};
+                         .args = &plan->args, .texts = &req->texts, .workdir = req->workdir};
     l->input = lang->harness_input(&call, &l->input_len);
     if (!l->input)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory building the call input");
@@ -153,7 +153,12 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
     fb_launch_limits(req, &spec.limits);
     fb_launch_attach a = {.envp = l->envp, .env_cap = FB_LAUNCH_MAX_ENV, .ws = ws,
                           .keep_scratch = req->reporting.include_changes, .net = net, .output = l->output};
-    return fb_launch_attached(&spec, &a, out, err);
+    int rc = fb_launch_attached(&spec, &a, out, err);
+    /* the input was written: a large one is not kept while the result is read and rendered */
+    free(l->input);
+    l->input = NULL;
+    l->input_len = 0;
+    return rc;
 }
 
 void fb_launch_free(fb_launch *l)
