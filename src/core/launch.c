@@ -133,6 +133,15 @@ int fb_launch_attached(fb_sandbox_spec *spec, const fb_launch_attach *a, fb_sand
     return rc;
 }
 
+/* The input is dead once written: a large one is not held while the result is read and rendered. */
+static void input_written(void *ctx)
+{
+    fb_launch *l = ctx;
+    free(l->input);
+    l->input = NULL;
+    l->input_len = 0;
+}
+
 int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
                   fb_sandbox_outcome *out, fb_error *err)
 {
@@ -144,6 +153,8 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
         .nfiles = l->nfiles,
         .input = l->input,
         .input_len = l->input_len,
+        .on_input_written = input_written,
+        .input_ctx = l,
         .cancel_fd = cancel_fd,
         /* permissions.childProcess: the files its commands resolved to, or anything */
         .exec_allow = req->permissions.exec_allow,
@@ -154,10 +165,7 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
     fb_launch_attach a = {.envp = l->envp, .env_cap = FB_LAUNCH_MAX_ENV, .ws = ws,
                           .keep_scratch = req->reporting.include_changes, .net = net, .output = l->output};
     int rc = fb_launch_attached(&spec, &a, out, err);
-    /* the input was written: a large one is not kept while the result is read and rendered */
-    free(l->input);
-    l->input = NULL;
-    l->input_len = 0;
+    input_written(l); /* also when the harness stopped reading early */
     return rc;
 }
 

@@ -197,6 +197,8 @@ typedef struct fb_supervise_io {
                               by the supervisor once the input is written */
     const char *input;
     size_t input_len;
+    void (*on_input_written)(void *ctx); /* fb_sandbox_spec's: input is not read after it */
+    void *input_ctx;
     /* Called with the program's pid (in our pid namespace) once it has started; the input is written
      * only after it returns 0. */
     int (*on_started)(void *ctx, pid_t program, fb_error *err);

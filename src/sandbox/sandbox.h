@@ -47,6 +47,10 @@ typedef struct fb_sandbox_spec {
                                      (see inert_until_input), so nothing it carries runs outside the
                                      limits. */
     size_t input_len;
+    /* Called once the whole input is written (the pipe then closed), before the run ends: a large input
+     * can be freed there, rather than held while the result is read. NULL: not told. */
+    void (*on_input_written)(void *ctx);
+    void *input_ctx;
     int cancel_fd;                /* readable => terminate the call (status terminated); -1 for none */
     fb_sandbox_limits limits;
     /* The request's files outside mounts: written into the writable areas (workdir, /tmp, /dev/shm; the

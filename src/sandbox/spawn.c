@@ -610,6 +610,7 @@ static int supervise_program(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *
     fb_supervise_io io = {.init_pid = sb->pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
                           .report_fd = f->report[0], .cancel_fd = spec->cancel_fd, .started_fd = f->sync[1],
                           .input_fd = &f->input[1], .input = spec->input, .input_len = spec->input_len,
+                          .on_input_written = spec->on_input_written, .input_ctx = spec->input_ctx,
                           .on_started = sb->cg.join == FB_JOIN_PARENT_PROGRAM ? join_cgroup : NULL, .ctx = &sb->cg,
                           .on_output = spec->on_output, .output_ctx = spec->output_ctx};
     int rc = fb_supervise(&io, &spec->limits, out, report, sizeof report, &st, err);
@@ -624,6 +625,12 @@ static int supervise_program(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *
 
 static int read_result(int fd, fb_buf *result, fb_error *err)
 {
+    /* The channel is a file of known size: its buffer is allocated once, not grown by doubling (which
+     * holds old and new copies, and leaves freed heap behind, in the largest answers). */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+        fb_buf_reserve(result, (size_t)st.st_size < result->max ? (size_t)st.st_size : result->max) < 0)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "the result channel (%lld bytes)", (long long)st.st_size);
     if (lseek(fd, 0, SEEK_SET) < 0 || fb_read_all(fd, result) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "reading the result channel");
     return 0;
