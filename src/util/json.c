@@ -26,9 +26,9 @@ static void marker_init(void)
                      rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
     g_marker[0] = '\0';
     g_marker_len = (size_t)n + 1;
-    memcpy(g_ref, g_marker, g_marker_len + 1);
-    memcpy(g_ref + 1, "fnbox-txt-", 10);
-    g_ref_len = g_marker_len;
+    n = snprintf(g_ref + 1, sizeof g_ref - 1, "fnbox-txt-%s", g_marker + 1 + strlen("fnbox-num-"));
+    g_ref[0] = '\0';
+    g_ref_len = (size_t)n + 1;
 }
 
 static size_t digits(const char *s, size_t i, size_t n)
