@@ -1,4 +1,5 @@
 /* fnbox command line: `fnbox VERB [ARGS]`. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,11 @@ static void usage(FILE *to)
 
 int main(int argc, char **argv)
 {
+    /* A fixed mmap threshold: glibc otherwise raises it to the size of each large block freed (up to 32
+     * MiB), so the next large request, input or result lands on the heap, where growing it copies it (two
+     * copies resident) and freeing it may not return the memory. With the threshold fixed, large buffers
+     * are mappings: realloc remaps them and free unmaps them (a 10 MB call's peak: 37 -> 27 MiB). */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;

@@ -42,7 +42,7 @@ static double now_ms(void)
 
 static int finish(fb_result *res, int code, char **result, size_t *result_len)
 {
-    *result = fb_result_render(res, result_len);
+    *result = fb_result_render_final(res, result_len);
     fb_result_free(res);
     return *result ? code : FNBOX_NO_RESULT;
 }

@@ -96,7 +96,7 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
         return -1;
     launch_files(l);
     fb_lang_call call = {.code = req->code, .code_len = req->code_len, .function_name = plan->function_name,
-                         .args = &plan->args, .workdir = req->workdir};
+                         .args = &plan->args, .texts = &req->texts, .workdir = req->workdir};
     l->input = lang->harness_input(&call, &l->input_len);
     if (!l->input)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory building the call input");
@@ -140,7 +140,8 @@ static int run_sandbox(const fb_sandbox_spec *spec, fb_pool *pool, fb_sandbox_ou
                             .output_bytes = l->output_bytes, .result_bytes = l->result_bytes,
                             .user_files = spec->user_files, .nuser_files = spec->nuser_files,
                             .keep_scratch = spec->keep_scratch, .on_output = spec->on_output,
-                            .output_ctx = spec->output_ctx};
+                            .output_ctx = spec->output_ctx, .on_input_written = spec->on_input_written,
+                            .input_ctx = spec->input_ctx};
     int rc = fb_sandbox_run_prepared(warm, &call, out, err);
     fb_pool_spent(pool, warm);
     if (rc <= 0)
@@ -181,6 +182,15 @@ int fb_launch_attached(fb_sandbox_spec *spec, const fb_launch_attach *a, fb_sand
     return rc;
 }
 
+/* The input is dead once written: a large one is not held while the result is read and rendered. */
+static void input_written(void *ctx)
+{
+    fb_launch *l = ctx;
+    free(l->input);
+    l->input = NULL;
+    l->input_len = 0;
+}
+
 int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
                   fb_pool *pool, fb_sandbox_outcome *out, fb_error *err)
 {
@@ -192,6 +202,8 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
         .nfiles = l->nfiles,
         .input = l->input,
         .input_len = l->input_len,
+        .on_input_written = input_written,
+        .input_ctx = l,
         .cancel_fd = cancel_fd,
         /* permissions.childProcess: the files its commands resolved to, or anything */
         .exec_allow = req->permissions.exec_allow,
@@ -202,7 +214,9 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
     fb_launch_attach a = {.envp = l->envp, .env_cap = FB_LAUNCH_MAX_ENV, .ws = ws,
                           .keep_scratch = req->reporting.include_changes, .net = net, .output = l->output,
                           .pool = pool};
-    return fb_launch_attached(&spec, &a, out, err);
+    int rc = fb_launch_attached(&spec, &a, out, err);
+    input_written(l); /* also when the harness stopped reading early */
+    return rc;
 }
 
 void fb_launch_free(fb_launch *l)

@@ -12,6 +12,7 @@
 #include "fnbox.h"
 #include "request/limits.h"
 #include "util/defences.h"
+#include "util/json_scan.h"
 #include "util/utf8.h"
 
 static void set_text(json_t *obj, const char *key, const char *s, size_t len)
@@ -116,20 +117,55 @@ static void fsize_error(fb_result *r, const fb_result_limits *lim)
     set_limit_error(r->obj, FB_ERR_RESULT_TOO_LARGE, msg, "fileSizeBytes", reason);
 }
 
-static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off, const fb_result_limits *lim)
+/* Whether the value's text is JSON as jansson reads it (numbers as reals, so integers beyond 64 bits pass
+ * while the text keeps every digit). The scanner decides without building a tree (a large value would
+ * cost tens of times its size); jansson, only on a refusal, words it. 0 valid, else msg says why. */
+static int check_value(const char *body, size_t len, char *msg, size_t cap)
+{
+    fb_json_scan scan = {.reals_in_range = true};
+    if (fb_json_scan_text(body, len, &scan) == 0)
+        return 0;
+    json_error_t jerr;
+    json_t *v = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);
+    if (v) /* jansson drops a NUL byte after a number; spliced in, the answer would not be JSON */
+        snprintf(msg, cap, "the return value on the result channel is not valid JSON (invalid byte at byte %zu)",
+                 scan.error_at);
+    else if (strstr(jerr.text, "depth"))
+        snprintf(msg, cap, "the return value nests deeper than %d levels, the limit for JSON documents",
+                 JSON_PARSER_MAX_DEPTH);
+    else
+        snprintf(msg, cap, "the return value on the result channel is not valid JSON (%s at byte %d)", jerr.text,
+                 jerr.position);
+    json_decref(v);
+    return -1;
+}
+
+/* The value's text becomes the result's (o->result is emptied): moved to the front of its own buffer, no
+ * copy of a value that may be hundreds of megabytes. */
+static int take_value(fb_result *r, fb_sandbox_outcome *o, size_t off)
+{
+    size_t len = o->result.len - off;
+    char *text = fb_buf_steal(&o->result, NULL);
+    if (!text)
+        return -1;
+    memmove(text, text + off, len);
+    text[len] = '\0';
+    r->result_raw = text;
+    r->result_len = len;
+    return 0;
+}
+
+static int accept_value(fb_result *r, fb_sandbox_outcome *o, size_t off, const fb_result_limits *lim)
 {
     const char *body = o->result.data + off;
     size_t len = o->result.len - off;
     char msg[400];
-    /* Validation only: INT_AS_REAL lets integers beyond 64 bits through; the text itself is kept. */
-    json_error_t jerr;
-    json_t *v = o->result.truncated ? NULL
-                                    : json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &jerr);
-    if (!v && !o->result.truncated && o->result.len >= lim->file_size_bytes) {
+    bool valid = !o->result.truncated && check_value(body, len, msg, sizeof msg) == 0;
+    if (!valid && !o->result.truncated && o->result.len >= lim->file_size_bytes) {
         fsize_error(r, lim);
         return 1;
     }
-    if (!v && o->result.truncated) {
+    if (!valid && o->result.truncated) {
         char size[32], reason[300];
         human_size(lim->result_bytes, size, sizeof size);
         set_status(r->obj, "error");
@@ -141,24 +177,13 @@ static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off, c
         set_limit_error(r->obj, FB_ERR_RESULT_TOO_LARGE, msg, "resultBytes", reason);
         return 1;
     }
-    if (!v) {
+    if (!valid) {
         set_status(r->obj, "error");
-        if (strstr(jerr.text, "depth"))
-            snprintf(msg, sizeof msg, "the return value nests deeper than %d levels, the limit for JSON documents",
-                     JSON_PARSER_MAX_DEPTH);
-        else
-            snprintf(msg, sizeof msg, "the return value on the result channel is not valid JSON (%s at byte %d)",
-                     jerr.text, jerr.position);
         set_error(r->obj, fb_errkind_name(FB_ERR_SERIALIZATION), msg, NULL);
         return 1;
     }
-    json_decref(v);
-    r->result_raw = malloc(len + 1);
-    if (!r->result_raw)
+    if (take_value(r, o, off) < 0)
         return -1;
-    memcpy(r->result_raw, body, len);
-    r->result_raw[len] = '\0';
-    r->result_len = len;
     set_status(r->obj, "success");
     json_object_set_new(r->obj, "result", json_null()); /* placeholder: keeps the field order */
     return 0;
@@ -166,7 +191,7 @@ static int accept_value(fb_result *r, const fb_sandbox_outcome *o, size_t off, c
 
 static void from_status(fb_result *r, const fb_sandbox_outcome *o, const fb_result_limits *lim, int *exit_code);
 
-static int from_header(fb_result *r, const fb_sandbox_outcome *o, json_t *h, size_t off,
+static int from_header(fb_result *r, fb_sandbox_outcome *o, json_t *h, size_t off,
                        const fb_result_limits *lim, int *exit_code)
 {
     if (json_is_true(json_object_get(h, "ok"))) {
@@ -347,16 +372,11 @@ int fb_result_set_compile(fb_result *r, const char *cache)
     return json_is_object(meta) ? json_object_set_new(meta, "compile", json_string(cache)) : -1;
 }
 
-char *fb_result_render(const fb_result *r, size_t *len)
+/* The result's JSON without the value, a unique marker where the value goes: a JSON string with a random
+ * token (a quote inside any other string is escaped, so it cannot occur elsewhere). *at: the marker in
+ * the text, *mlen: its length with the quotes. */
+static char *render_around(const fb_result *r, char **at, size_t *mlen)
 {
-    if (!r->result_raw) {
-        char *s = json_dumps(r->obj, JSON_COMPACT | JSON_REAL_PRECISION(10));
-        if (s && len)
-            *len = strlen(s);
-        return s;
-    }
-    /* Put a unique marker where the value goes, then swap the raw text in. A marker is a JSON string
-     * with a random token: a quote inside any other string is escaped, so it cannot occur elsewhere. */
     unsigned char rnd[16];
     char marker[64];
     if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
@@ -372,15 +392,66 @@ char *fb_result_render(const fb_result *r, size_t *len)
         return NULL;
     char quoted[80];
     snprintf(quoted, sizeof quoted, "\"%s\"", marker);
-    char *at = strstr(s, quoted);
-    size_t head = (size_t)(at - s), qlen = strlen(quoted), slen = strlen(s);
-    char *out = at ? malloc(slen - qlen + r->result_len + 1) : NULL;
+    *at = strstr(s, quoted);
+    *mlen = strlen(quoted);
+    if (!*at) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static char *render_plain(const fb_result *r, size_t *len)
+{
+    char *s = json_dumps(r->obj, JSON_COMPACT | JSON_REAL_PRECISION(10));
+    if (s && len)
+        *len = strlen(s);
+    return s;
+}
+
+char *fb_result_render(const fb_result *r, size_t *len)
+{
+    if (!r->result_raw)
+        return render_plain(r, len);
+    char *at;
+    size_t qlen;
+    char *s = render_around(r, &at, &qlen);
+    if (!s)
+        return NULL;
+    size_t head = (size_t)(at - s), slen = strlen(s);
+    char *out = malloc(slen - qlen + r->result_len + 1);
     if (out) {
         memcpy(out, s, head);
         memcpy(out + head, r->result_raw, r->result_len);
         memcpy(out + head + r->result_len, at + qlen, slen - head - qlen + 1);
         if (len)
             *len = slen - qlen + r->result_len;
+    }
+    free(s);
+    return out;
+}
+
+char *fb_result_render_final(fb_result *r, size_t *len)
+{
+    if (!r->result_raw)
+        return render_plain(r, len);
+    char *at;
+    size_t qlen;
+    char *s = render_around(r, &at, &qlen);
+    if (!s)
+        return NULL;
+    size_t head = (size_t)(at - s), tail = strlen(at + qlen), total = head + r->result_len + tail;
+    /* The value's own buffer grows around it (a large block grows by remapping, not copying): the answer
+     * never needs the value's text twice. */
+    char *out = realloc(r->result_raw, total + 1);
+    if (out) {
+        memmove(out + head, out, r->result_len);
+        memcpy(out, s, head);
+        memcpy(out + head + r->result_len, at + qlen, tail + 1);
+        r->result_raw = NULL;
+        r->result_len = 0;
+        if (len)
+            *len = total;
     }
     free(s);
     return out;

@@ -47,6 +47,9 @@ int fb_result_set_warm(fb_result *r);
 int fb_result_set_network(fb_result *r, const fb_proxy *proxy, fb_error *err);
 /* Serializes to one line of JSON (caller frees). */
 char *fb_result_render(const fb_result *r, size_t *len);
+/* The same, moving the value's text into the answer (its buffer grows around it): a large value is never
+ * held twice. r has no value afterwards: render once, then fb_result_free. */
+char *fb_result_render_final(fb_result *r, size_t *len);
 /* Whether the call's status is "success". */
 bool fb_result_succeeded(const fb_result *r);
 void fb_result_free(fb_result *r);

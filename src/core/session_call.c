@@ -150,7 +150,7 @@ static int call_in(fnbox_session *s, const char *request, size_t len, const fnbo
         fb_result_set_meta(&c.res, fb_session_clock_ms(CLOCK_MONOTONIC) - t0, c.plan.signature_source);
         if (c.req.lang->compiler)
             fb_result_set_compile(&c.res, c.prog.cache);
-        *result = fb_result_render(&c.res, result_len);
+        *result = fb_result_render_final(&c.res, result_len);
         code = *result ? FNBOX_OK : FNBOX_NO_RESULT;
     }
     fb_session_remove_dir(s, c.dir);

@@ -65,6 +65,12 @@ int fb_lang_interpreter_exec(const fb_lang_driver *d, const fb_lang_runnable *ru
                                  err);
 }
 
+bool fb_lang_args_as_text(bool big_int, bool kwargs)
+{
+    (void)big_int, (void)kwargs;
+    return true;
+}
+
 char *fb_lang_harness_input_with(const fb_lang_call *call, json_t *args, json_t *bigints, size_t *len)
 {
     const fb_call_args *ca = call->args;
@@ -76,10 +82,8 @@ char *fb_lang_harness_input_with(const fb_lang_call *call, json_t *args, json_t 
     json_object_set_new(in, "undefined", ca->undefined ? json_incref(ca->undefined) : json_array());
     json_object_set_new(in, "bigints", bigints ? json_incref(bigints) : json_array());
     json_object_set_new(in, "workdir", json_string(call->workdir));
-    char *text = fb_json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *text = fb_json_dumps_texts(in, JSON_COMPACT | JSON_ENCODE_ANY, call->texts, len);
     json_decref(in);
-    if (text)
-        *len = strlen(text);
     return text;
 }
 

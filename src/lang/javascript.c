@@ -102,6 +102,13 @@ static char *javascript_input(const fb_lang_call *call, size_t *len)
     return text;
 }
 
+/* Keywords are merged into an object argument (args_javascript.c) and integers beyond 2^53 need their
+ * paths (javascript_input): only arguments with neither may stay text. */
+static bool javascript_args_as_text(bool big_int, bool kwargs)
+{
+    return !big_int && !kwargs;
+}
+
 static const char *const k_aliases[] = {"js", "node", "nodejs", "quickjs", NULL};
 static const char *const k_runtimes[] = {"/usr/bin/node", "/usr/bin/nodejs", "/usr/local/bin/node", NULL};
 static const char *const k_none[] = {NULL};
@@ -118,6 +125,7 @@ const fb_lang_driver fb_lang_javascript = {
     .underscore_private = true,
     .normalize = fb_normalize_javascript,
     .missing_is_undefined = true,
+    .args_as_text = javascript_args_as_text,
     .exec = fb_lang_interpreter_exec,
     .interpreter = &k_interpreter,
     .harness_source = javascript_harness,

@@ -10,6 +10,7 @@
 #include "lang/args.h"
 #include "lang/signature.h"
 #include "util/error.h"
+#include "util/json.h"
 
 typedef struct fb_lang_driver fb_lang_driver;
 
@@ -64,6 +65,7 @@ typedef struct fb_lang_call {
     size_t code_len;
     const char *function_name;         /* NULL: body mode */
     const fb_call_args *args;          /* normalized */
+    const fb_json_texts *texts;        /* the texts args refers to (util/json.h; args_as_text), or NULL */
     const char *workdir;
 } fb_lang_call;
 
@@ -99,6 +101,11 @@ struct fb_lang_driver {
     /* A missing argument binds to `undefined` and raises nothing (JavaScript): a schema's gap before a
      * placed keyword is `undefined`, not a missing parameter. */
     bool missing_is_undefined;
+    /* Whether the request's arguments may stay its own text (request/args_text.c: a large argument is then
+     * never a tree, nor dumped again), given whether any integer in them is beyond +-(2^53 - 1) and whether
+     * kwargs holds anything: true when normalize only moves arguments and tests them for null, and
+     * harness_input writes each as given. NULL: never (C, C++ convert every value to its type). */
+    bool (*args_as_text)(bool big_int, bool kwargs);
 
     /* Compiled languages only (NULL for interpreted ones): the compile step (core/compile.c). */
     const fb_lang_compiler *compiler;
@@ -137,6 +144,8 @@ const fb_lang_driver *fb_lang_at(size_t i);
 const char *fb_lang_find_runtime(const fb_lang_driver *d);
 
 /* Entries drivers share (interpreter.c). */
+/* args_as_text of a language whose arguments are opaque to normalize and harness_input: always. */
+bool fb_lang_args_as_text(bool big_int, bool kwargs);
 /* exec of an interpreted language: d->interpreter started on d's harness (placed at its harness_path). */
 int fb_lang_interpreter_exec(const fb_lang_driver *d, const fb_lang_runnable *run, fb_lang_exec *out,
                              fb_error *err);

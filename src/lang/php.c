@@ -57,6 +57,7 @@ const fb_lang_driver fb_lang_php = {
     .infer = fb_infer_php,
     .underscore_private = true,
     .normalize = fb_normalize_php,
+    .args_as_text = fb_lang_args_as_text,
     /* Too few arguments...; Unknown named parameter $x */
     .arg_errors = {.count = "ArgumentCountError", .name = "Error"},
     .exec = php_exec,

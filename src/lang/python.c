@@ -32,6 +32,7 @@ const fb_lang_driver fb_lang_python = {
     .infer = fb_infer_python,
     .underscore_private = true,
     .normalize = fb_normalize_python,
+    .args_as_text = fb_lang_args_as_text,
     /* f() missing 1 required positional argument, unexpected keyword... */
     .arg_errors = {.count = "TypeError", .name = "TypeError"},
     .exec = fb_lang_interpreter_exec,

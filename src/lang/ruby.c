@@ -32,6 +32,7 @@ const fb_lang_driver fb_lang_ruby = {
     .infer = fb_infer_ruby,
     .underscore_private = true,
     .normalize = fb_normalize_ruby,
+    .args_as_text = fb_lang_args_as_text,
     /* wrong number of arguments, unknown keyword */
     .arg_errors = {.count = "ArgumentError", .name = "ArgumentError"},
     .exec = fb_lang_interpreter_exec,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "request/args_text.h"
 #include "request/limits.h"
 #include "request/mount.h"
 #include "util/json.h"
@@ -396,22 +397,54 @@ static int parse_schema(json_t *root, fb_request *r, fb_error *err)
     return 0;
 }
 
+/* The document, with args and kwargs left out as their text when the whole request is valid JSON
+ * (request/args_text.h: *sp says where they are); else all of it, by jansson, which words a rejection. */
+static int load_root(const char *text, size_t len, fb_request *out, fb_args_spans *sp, fb_error *err)
+{
+    json_error_t jerr;
+    size_t skeleton_len = 0;
+    char *skeleton = fb_args_text_scan(text, len, sp) && fb_args_text_any(sp)
+                         ? fb_args_text_skeleton(text, len, sp, &skeleton_len)
+                         : NULL;
+    if (!skeleton)
+        memset(sp, 0, sizeof *sp);
+    out->root = skeleton ? fb_json_loadb(skeleton, skeleton_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr)
+                         : fb_json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    free(skeleton);
+    if (!out->root)
+        return BAD("request: malformed JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+    return 0;
+}
+
+/* args and kwargs as references to their text when the language and the request allow it (r->args set),
+ * else decoded into the document for parse_args, as if they had never been left out. */
+static int args_from_text(fb_request *r, const fb_args_spans *sp, fb_error *err)
+{
+    if (!sp->args && !sp->kwargs)
+        return 0;
+    json_t *schema = json_object_get(r->root, "schema");
+    int rc = fb_args_text_take(sp, r->lang, schema && !json_is_null(schema), &r->texts, &r->args, &r->kwargs);
+    if (rc == 0 && fb_args_text_restore(r->root, sp) < 0)
+        rc = -1;
+    return rc < 0 ? OOM("request arguments") : 0;
+}
+
 int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *err)
 {
     memset(out, 0, sizeof *out);
     if (len > FB_MAX_REQUEST_BYTES)
         return BAD("request: %zu bytes is more than the maximum of %llu", len,
                    (unsigned long long)FB_MAX_REQUEST_BYTES);
-    json_error_t jerr;
-    out->root = fb_json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
-    if (!out->root)
-        return BAD("request: malformed JSON at line %d, column %d: %s", jerr.line, jerr.column, jerr.text);
+    fb_args_spans sp;
+    if (load_root(text, len, out, &sp, err) < 0)
+        return -1;
     if (!json_is_object(out->root)) {
         BAD("request: must be a JSON object, got %s", fb_json_type_name(out->root));
         goto fail;
     }
     if (check_known(out->root, "", k_root_fields, sizeof k_root_fields / sizeof *k_root_fields, err) < 0 ||
-        parse_language_code(out->root, out, err) < 0 || parse_args(out->root, out, err) < 0 ||
+        parse_language_code(out->root, out, err) < 0 || args_from_text(out, &sp, err) < 0 ||
+        (!out->args && parse_args(out->root, out, err) < 0) ||
         parse_options(out->root, out, err) < 0 || parse_schema(out->root, out, err) < 0)
         goto fail;
     /* The seed's transport hints (how its WASM runner passes arguments: stdin or a file, and the size where
@@ -442,5 +475,6 @@ void fb_request_free(fb_request *r)
     json_decref(r->args);
     json_decref(r->kwargs);
     json_decref(r->root);
+    fb_json_texts_free(&r->texts);
     memset(r, 0, sizeof *r);
 }

@@ -29,6 +29,8 @@ typedef struct fb_request {
     const char *function_name;    /* borrowed; NULL when omitted */
     json_t *args;                 /* positional arguments, array (owned) */
     json_t *kwargs;               /* keyword arguments, object (owned) */
+    fb_json_texts texts;          /* the texts args and kwargs refer to (request/args_text.h): spans of the
+                                   * request's text, which must outlive the request (owned table) */
     json_t *schema;               /* borrowed; NULL when absent */
     const char *workdir;          /* borrowed or the default */
     double timeout_s;
@@ -39,7 +41,8 @@ typedef struct fb_request {
     fb_call_limits limits;
 } fb_request;
 
-/* Parses text (len bytes, need not be NUL-terminated). On failure the kind is FB_ERR_INVALID_REQUEST and the
+/* Parses text (len bytes, need not be NUL-terminated), which must outlive *out: large arguments stay in it
+ * (request/args_text.h). On failure the kind is FB_ERR_INVALID_REQUEST and the
  * message names the field. On success the caller owns *out (fb_request_free). */
 int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *err);
 void fb_request_free(fb_request *r);

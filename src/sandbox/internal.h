@@ -189,6 +189,8 @@ typedef struct fb_sandbox_oneshot {
     const fb_sandbox_limits *limits;
     void (*on_output)(void *ctx, int stream, const char *data, size_t len);
     void *output_ctx;
+    void (*on_input_written)(void *ctx); /* fb_sandbox_spec's */
+    void *input_ctx;
     bool started;
 } fb_sandbox_oneshot;
 int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_sandbox_outcome *out, fb_error *err);
@@ -228,6 +230,8 @@ typedef struct fb_supervise_io {
                               by the supervisor once the input is written */
     const char *input;
     size_t input_len;
+    void (*on_input_written)(void *ctx); /* fb_sandbox_spec's: input is not read after it */
+    void *input_ctx;
     /* Called with the program's pid (in our pid namespace) once it has started; the input is written
      * only after it returns 0. */
     int (*on_started)(void *ctx, pid_t program, fb_error *err);

@@ -211,6 +211,7 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
     out->prepared = true;
     fb_sandbox_oneshot run = {.input = call->input, .input_len = call->input_len, .cancel_fd = call->cancel_fd,
                               .limits = &lim, .on_output = call->on_output, .output_ctx = call->output_ctx,
+                              .on_input_written = call->on_input_written, .input_ctx = call->input_ctx,
                               .started = true};
     if (fb_sandbox_supervise_one(sb, &run, out, err) < 0)
         return -1;

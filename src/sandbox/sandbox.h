@@ -47,6 +47,10 @@ typedef struct fb_sandbox_spec {
                                      (see inert_until_input), so nothing it carries runs outside the
                                      limits. */
     size_t input_len;
+    /* Called once the whole input is written (the pipe then closed), before the run ends: a large input
+     * can be freed there, rather than held while the result is read. NULL: not told. */
+    void (*on_input_written)(void *ctx);
+    void *input_ctx;
     int cancel_fd;                /* readable => terminate the call (status terminated); -1 for none */
     fb_sandbox_limits limits;
     /* The request's files outside mounts: written into the writable areas (workdir, /tmp, /dev/shm; the
@@ -216,6 +220,8 @@ typedef struct fb_sandbox_call {
     bool keep_scratch;            /* hand the scratch roots to the outcome (the spec must keep_scratch) */
     void (*on_output)(void *ctx, int stream, const char *data, size_t len);
     void *output_ctx;
+    void (*on_input_written)(void *ctx); /* as fb_sandbox_spec's */
+    void *input_ctx;
 } fb_sandbox_call;
 int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **sb, fb_error *err);
 /* Prepared, not yet run, and its program still waiting (not killed, not crashed). */

@@ -610,6 +610,7 @@ int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_s
                           .report_fd = f->report[0], .cancel_fd = run->cancel_fd,
                           .started_fd = run->started ? -1 : f->sync[1], .input_fd = &f->input[1],
                           .input = run->input, .input_len = run->input_len,
+                          .on_input_written = run->on_input_written, .input_ctx = run->input_ctx,
                           .on_started = sb->cg.join == FB_JOIN_PARENT_PROGRAM ? fb_sandbox_join_program : NULL,
                           .ctx = &sb->cg, .on_output = run->on_output, .output_ctx = run->output_ctx};
     int rc = fb_supervise(&io, run->limits, out, report, sizeof report, &st, err);
@@ -636,6 +637,12 @@ int fb_sandbox_read_outcome(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *e
 
 int fb_sandbox_read_result(int fd, fb_buf *result, fb_error *err)
 {
+    /* The channel is a file of known size: its buffer is allocated once, not grown by doubling (which
+     * holds old and new copies, and leaves freed heap behind, in the largest answers). */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 &&
+        fb_buf_reserve(result, (size_t)st.st_size < result->max ? (size_t)st.st_size : result->max) < 0)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "the result channel (%lld bytes)", (long long)st.st_size);
     if (lseek(fd, 0, SEEK_SET) < 0 || fb_read_all(fd, result) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "reading the result channel");
     return 0;
@@ -738,7 +745,8 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     fb_sandbox sb;
     fb_sandbox_struct_init(&sb, spec);
     fb_sandbox_oneshot run = {.input = spec->input, .input_len = spec->input_len, .cancel_fd = spec->cancel_fd,
-                              .limits = &spec->limits, .on_output = spec->on_output, .output_ctx = spec->output_ctx};
+                              .limits = &spec->limits, .on_output = spec->on_output, .output_ctx = spec->output_ctx,
+                              .on_input_written = spec->on_input_written, .input_ctx = spec->input_ctx};
     int rc = -1;
     if (fb_sandbox_start(&sb, false, out, err) < 0 || fb_sandbox_supervise_one(&sb, &run, out, err) < 0)
         goto done;

@@ -76,6 +76,8 @@ static void write_input(const fb_supervise_io *io, sv_state *st)
     if ((n < 0 && errno != EAGAIN && errno != EINTR) || st->input_off >= io->input_len) {
         st->pfd[SV_INPUT].fd = -1;
         fb_close(io->input_fd); /* EOF for the harness (or it stopped reading) */
+        if (st->input_off >= io->input_len && io->on_input_written)
+            io->on_input_written(io->input_ctx);
     }
 }
 

@@ -24,6 +24,18 @@ static int buf_reserve(fb_buf *b, size_t need)
     return 0;
 }
 
+int fb_buf_reserve(fb_buf *b, size_t need)
+{
+    if (need + 1 <= b->cap)
+        return 0;
+    char *p = realloc(b->data, need + 1);
+    if (!p)
+        return -1;
+    b->data = p;
+    b->cap = need + 1;
+    return 0;
+}
+
 int fb_buf_append(fb_buf *b, const void *data, size_t len)
 {
     if (b->len + len > b->max) {

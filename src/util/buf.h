@@ -13,6 +13,9 @@ typedef struct fb_buf {
 } fb_buf;
 
 void fb_buf_init(fb_buf *b, size_t max);
+/* Room for need bytes in all, allocated at once and exactly (a text whose size is known is not grown
+ * by doubling, which would hold up to twice it). -1 on allocation failure. */
+int fb_buf_reserve(fb_buf *b, size_t need);
 /* Appends up to the maximum; returns -1 only on allocation failure. */
 int fb_buf_append(fb_buf *b, const void *data, size_t len);
 /* Hands the data to the caller (who frees it) and resets the buffer. Never NULL unless OOM. */

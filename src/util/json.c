@@ -13,6 +13,8 @@
 
 static char g_marker[40];       /* "\0fnbox-num-<16 hex>:" (NUL first) */
 static size_t g_marker_len;
+static char g_ref[40];          /* "\0fnbox-txt-<16 hex>:" (NUL first): a reference to a text, fb_json_texts */
+static size_t g_ref_len;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void marker_init(void)
@@ -24,6 +26,9 @@ static void marker_init(void)
                      rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
     g_marker[0] = '\0';
     g_marker_len = (size_t)n + 1;
+    n = snprintf(g_ref + 1, sizeof g_ref - 1, "fnbox-txt-%s", g_marker + 1 + strlen("fnbox-num-"));
+    g_ref[0] = '\0';
+    g_ref_len = (size_t)n + 1;
 }
 
 static size_t digits(const char *s, size_t i, size_t n)
@@ -270,4 +275,93 @@ int fb_json_dump_out(json_t *v, char **out, size_t *len)
     if (len)
         *len = strlen(*out);
     return 0;
+}
+
+json_t *fb_json_texts_ref(fb_json_texts *t, const char *text, size_t len)
+{
+    pthread_once(&g_once, marker_init);
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        struct fb_json_text *v = realloc(t->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        t->v = v;
+        t->cap = cap;
+    }
+    char ref[64];
+    memcpy(ref, g_ref, g_ref_len);
+    int n = snprintf(ref + g_ref_len, sizeof ref - g_ref_len, "%zu", t->n);
+    json_t *s = json_stringn(ref, g_ref_len + (size_t)n);
+    if (s)
+        t->v[t->n++] = (struct fb_json_text){text, len};
+    return s;
+}
+
+bool fb_json_is_text_ref(const json_t *v)
+{
+    pthread_once(&g_once, marker_init);
+    return json_is_string(v) && json_string_length(v) > g_ref_len &&
+           memcmp(json_string_value(v), g_ref, g_ref_len) == 0;
+}
+
+void fb_json_texts_free(fb_json_texts *t)
+{
+    free(t->v);
+    *t = (fb_json_texts){0};
+}
+
+/* The index after a reference's escaped marker in dumped text: "\u0000fnbox-txt-<hex>:<index>" */
+static bool ref_index(const char *p, const fb_json_texts *t, size_t *index, size_t *used)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long i = strtoull(p, &end, 10);
+    if (end == p || *end != '"' || errno || !t || i >= t->n)
+        return false;
+    *index = (size_t)i;
+    *used = (size_t)(end - p) + 1;
+    return true;
+}
+
+char *fb_json_dumps_texts(const json_t *v, size_t flags, const fb_json_texts *t, size_t *len)
+{
+    char *s = fb_json_dumps(v, flags);
+    if (!s)
+        return NULL;
+    /* in dumped text a reference reads "\u0000fnbox-txt-...:N" (jansson escapes the NUL) */
+    char needle[64];
+    int nl = snprintf(needle, sizeof needle, "\"\\u0000%s", g_ref + 1);
+    const char *hit = strstr(s, needle);
+    if (!hit) {
+        *len = strlen(s);
+        return s;
+    }
+    size_t total = strlen(s);
+    for (const char *h = hit; h; h = strstr(h + nl, needle)) {
+        size_t i, used;
+        if (!ref_index(h + nl, t, &i, &used)) {
+            free(s);
+            return NULL;
+        }
+        total += t->v[i].len;
+    }
+    fb_buf b;
+    fb_buf_init(&b, (size_t)-1 / 2);
+    int rc = fb_buf_reserve(&b, total);
+    const char *p = s;
+    while (rc == 0 && hit) {
+        size_t i = 0, used = 0;
+        (void)ref_index(hit + nl, t, &i, &used);
+        rc = fb_buf_append(&b, p, (size_t)(hit - p)) < 0 || fb_buf_append(&b, t->v[i].text, t->v[i].len) < 0 ? -1 : 0;
+        p = hit + nl + used;
+        hit = strstr(p, needle);
+    }
+    if (rc == 0)
+        rc = fb_buf_append(&b, p, strlen(p));
+    free(s);
+    if (rc < 0) {
+        fb_buf_free(&b);
+        return NULL;
+    }
+    return fb_buf_steal(&b, len);
 }

@@ -5,6 +5,7 @@
 #ifndef FB_JSON_H
 #define FB_JSON_H
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Like json_loadb (flags are jansson's), but out-of-range numbers become marked strings. */
@@ -16,6 +17,27 @@ const char *fb_json_bignum(const json_t *v);
 /* Dumps v compactly into *out (the caller frees it) with its length in *len (len may be NULL), and
  * releases v (NULL is taken as an allocation failure). 0, or -1 when out of memory. */
 int fb_json_dump_out(json_t *v, char **out, size_t *len);
+/* JSON texts a document refers to instead of holding them: a large argument stays the request's text
+ * (validated by util/json_scan.h) and the document holds a reference, a marked string like a big
+ * number's, which fb_json_dumps_texts writes back as the text itself. The texts are borrowed: each
+ * points into a buffer that outlives the table. */
+typedef struct fb_json_texts {
+    struct fb_json_text {
+        const char *text;
+        size_t len;
+    } *v;
+    size_t n, cap;
+} fb_json_texts;
+
+/* Adds a text and returns its reference (a new marked string), or NULL when out of memory. */
+json_t *fb_json_texts_ref(fb_json_texts *t, const char *text, size_t len);
+/* Whether v is a reference (any table's). */
+bool fb_json_is_text_ref(const json_t *v);
+void fb_json_texts_free(fb_json_texts *t);
+/* fb_json_dumps, with every reference to t (may be NULL) written as its text; *len gets the length.
+ * A reference t does not hold is an error (NULL), as is running out of memory. */
+char *fb_json_dumps_texts(const json_t *v, size_t flags, const fb_json_texts *t, size_t *len);
+
 /* The JSON type of v as a request error names it: "object", "array", "string", "number" (big numbers
  * included), "boolean" or "null". */
 const char *fb_json_type_name(const json_t *v);
