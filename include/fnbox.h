@@ -268,7 +268,8 @@ FNBOX_API void fnbox_session_close(fnbox_session *s);
  * cache makes a repeated call pay only the program's start).
  *
  * options is JSON (len 0: no pools): {"warm": {"python": 4, "javascript": 2, ...} (language name or alias:
- * sandboxes kept ready, 0 to 64), "maxMemoryBytes": n (the idle sandboxes' memory, all pools together, as
+ * sandboxes kept ready, 0 to 64; or "default": one for each of python, javascript, ruby and php whose runtime
+ * is installed), "maxMemoryBytes": n (the idle sandboxes' memory, all pools together, as
  * their cgroups count it; no new one is built past it; default 1 GiB)}. Errors as fnbox_session_open's
  * (FNBOX_INVALID_REQUEST naming the field, e.g. a language with no runtime here). fnbox_engine_call is
  * thread-safe. */

@@ -46,6 +46,12 @@ static const char k_help[] =
     "                                cancelled (default 10; 0-3600; fractions allowed)\n"
     "  --mcp-config FILE             /mcp's tools and sessions, as `fnbox mcp --config` takes them\n"
     "  --mcp-origin ORIGIN           a browser Origin /mcp accepts besides loopback ones (repeatable, 16)\n"
+    "  --warm LANG=N[,LANG=N...]|none\n"
+    "                                sandboxes kept ready per language for POST /v1/call, each built ahead\n"
+    "                                with its runtime started, serving one call only (0-64 each; default:\n"
+    "                                1 for each of python, javascript, ruby, php whose runtime is here)\n"
+    "  --warm-memory BYTES           no new ready sandbox once the ready ones hold this much memory\n"
+    "                                (K, M, G suffixes; default 1G)\n"
     "  --die-with-parent             stop (as on SIGTERM) when the process that started this one exits\n"
     "                                (the thread that started it, as Linux's parent-death signal goes): for\n"
     "                                a client's private server (clients/node, clients/python)\n"
@@ -170,6 +176,68 @@ static int set_mcp_config(fb_http_config *o, const char *opt, const char *v)
     return 0;
 }
 
+/* --warm and --warm-memory, as fnbox_engine_open's options (fb_http_config.engine). */
+static char s_warm[1024] = "\"default\"";    /* the "warm" member: "default", or {"lang": n, ...} */
+static unsigned long long s_warm_memory;     /* 0: the engine's default */
+static char s_engine[1200];
+
+static int set_warm(fb_http_config *o, const char *opt, const char *v)
+{
+    (void)o;
+    if (strcmp(v, "none") == 0 || strcmp(v, "0") == 0) {
+        s_warm[0] = '\0';
+        return 0;
+    }
+    size_t at = (size_t)snprintf(s_warm, sizeof s_warm, "{");
+    for (const char *p = v; *p;) {
+        size_t name = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789+");
+        if (name == 0 || p[name] != '=' || p[name + 1] < '0' || p[name + 1] > '9')
+            return bad(opt, v, "expected LANG=N[,LANG=N...] (e.g. python=4,javascript=2) or none");
+        char *end;
+        unsigned long n = strtoul(p + name + 1, &end, 10);
+        if ((*end && *end != ',') || n > 64)
+            return bad(opt, v, "expected LANG=N[,LANG=N...] with N from 0 to 64");
+        at += (size_t)snprintf(s_warm + at, sizeof s_warm - at, "%s\"%.*s\":%lu", at > 1 ? "," : "", (int)name, p, n);
+        if (at >= sizeof s_warm - 2)
+            return bad(opt, v, "too long");
+        p = *end ? end + 1 : end;
+    }
+    snprintf(s_warm + at, sizeof s_warm - at, "}");
+    return 0;
+}
+
+static int set_warm_memory(fb_http_config *o, const char *opt, const char *v)
+{
+    (void)o;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    unsigned long long unit = 1;
+    if (end && (*end == 'K' || *end == 'k'))
+        unit = 1ULL << 10;
+    else if (end && (*end == 'M' || *end == 'm'))
+        unit = 1ULL << 20;
+    else if (end && (*end == 'G' || *end == 'g'))
+        unit = 1ULL << 30;
+    if (v[0] < '0' || v[0] > '9' || errno || n == 0 || (unit > 1 ? end[1] != '\0' : *end != '\0') ||
+        n > (1ULL << 50) / unit)
+        return bad(opt, v, "expected a size in bytes, or with K, M or G (e.g. 512M)");
+    s_warm_memory = n * unit;
+    return 0;
+}
+
+/* The engine's options from --warm / --warm-memory; NULL for --warm none. */
+static const char *engine_options(void)
+{
+    if (!s_warm[0])
+        return NULL;
+    if (s_warm_memory)
+        snprintf(s_engine, sizeof s_engine, "{\"warm\":%s,\"maxMemoryBytes\":%llu}", s_warm, s_warm_memory);
+    else
+        snprintf(s_engine, sizeof s_engine, "{\"warm\":%s}", s_warm);
+    return s_engine;
+}
+
 typedef struct option {
     const char *name;
     int (*set)(fb_http_config *o, const char *opt, const char *value);
@@ -179,6 +247,7 @@ static const option k_options[] = {
     {"--listen", set_listen},           {"--token-file", set_token_file}, {"--max-concurrency", set_concurrency},
     {"--max-queue", set_queue},         {"--max-body", set_body},         {"--grace", set_grace},
     {"--max-sessions", set_sessions},   {"--mcp-origin", set_origin},     {"--mcp-config", set_mcp_config},
+    {"--warm", set_warm},               {"--warm-memory", set_warm_memory},
 };
 
 /* "--name value" or "--name=value"; *i moves past what was used. */
@@ -272,6 +341,7 @@ int cli_serve(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
+    o.engine = engine_options();
     raise_fd_limit();
     int stop_fd = stop_fd_open(); /* before the parent watch: its SIGTERM must land on the signalfd */
     if (stop_fd >= 0 && with_parent && die_with_parent() < 0) {

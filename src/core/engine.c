@@ -19,12 +19,27 @@ struct fnbox_engine {
 
 #define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
 
+/* "default": one sandbox for each interpreted language whose runtime this host has. */
+static void default_warm(fb_pool_config *cfg)
+{
+    const fb_lang_driver *d;
+    for (size_t i = 0; (d = fb_lang_at(i)) != NULL && cfg->nlangs < FB_POOL_MAX_LANGS; i++)
+        if (!d->compiler && fb_lang_find_runtime(d)) {
+            cfg->langs[cfg->nlangs] = d->name;
+            cfg->sizes[cfg->nlangs++] = 1;
+        }
+}
+
 static int parse_warm(const json_t *warm, fb_pool_config *cfg, fb_error *err)
 {
     if (!warm || json_is_null(warm))
         return 0;
+    if (json_is_string(warm) && strcmp(json_string_value(warm), "default") == 0) {
+        default_warm(cfg);
+        return 0;
+    }
     if (!json_is_object(warm))
-        return BAD("warm: must be an object like {\"python\": 4}, got %s", fb_json_type_name(warm));
+        return BAD("warm: must be an object like {\"python\": 4} or \"default\", got %s", fb_json_type_name(warm));
     const char *name;
     json_t *v;
     json_object_foreach((json_t *)warm, name, v) {

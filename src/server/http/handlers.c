@@ -34,6 +34,13 @@ fb_http_reply fb_http_handle_health(fb_http_exchange *x)
     bool draining = atomic_load(&x->srv->draining);
     json_t *doc = json_pack("{s:s, s:s, s:o}", "status", draining ? "draining" : "ok", "version", fnbox_version(),
                             "languages", available_languages());
+    char *stats = NULL; /* the warm pools' counts (fnbox_engine_stats), when the server has them */
+    if (doc && x->srv->engine && fnbox_engine_stats(x->srv->engine, &stats, NULL) == 0) {
+        json_t *pools = json_loads(stats, 0, NULL);
+        json_object_set(doc, "warm", json_object_get(pools, "pools"));
+        json_decref(pools);
+    }
+    fnbox_free(stats);
     char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(doc);
     if (!text)

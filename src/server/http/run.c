@@ -62,10 +62,13 @@ int fb_http_run_begin(fb_http_exchange *x, const char *takes, fb_error *err)
     }
 }
 
-/* The library function a route runs: api, or in a session its command or call. */
-static int run_api(fnbox_api_fn api, fnbox_session *session, bool call, const char *kernel, const char *body,
-                   size_t len, const fnbox_call_options *opts, char **result, size_t *result_len)
+/* The library function a route runs: api (a call through the warm pools when the server has them), or in a
+ * session its command or call. */
+static int run_api(fnbox_api_fn api, fnbox_engine *engine, fnbox_session *session, bool call, const char *kernel,
+                   const char *body, size_t len, const fnbox_call_options *opts, char **result, size_t *result_len)
 {
+    if (!session && engine && api == fnbox_call)
+        return fnbox_engine_call(engine, body, len, opts, result, result_len);
     if (session && kernel)
         return fnbox_session_kernel_exec(session, kernel, body, len, opts, result, result_len);
     if (session && call)
@@ -85,7 +88,8 @@ int fb_http_run_api(fb_http_exchange *x, const char *body, size_t len, const fb_
         return -1;
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = watch, .output = o->output,
                                .output_ctx = o->output_ctx};
-    int rc = run_api(o->api, o->session, o->session_call, o->kernel, body, len, &opts, result, result_len);
+    int rc = run_api(o->api, srv->engine, o->session, o->session_call, o->kernel, body, len, &opts, result,
+                     result_len);
     close(watch);
     if (rc == FNBOX_NO_RESULT || !*result) {
         fnbox_free(*result);
@@ -128,6 +132,7 @@ fb_http_reply fb_http_run_admitted(fb_http_exchange *x, const char *takes, fb_ht
 typedef struct streamed {
     fb_buf body;
     fnbox_api_fn api;
+    fnbox_engine *engine;
     fnbox_session *session;
     bool session_call;
     char kernel[FB_HTTP_LANG_MAX + 1]; /* "" unless a kernel's execute */
@@ -140,8 +145,8 @@ static int run_streamed(void *ctx, fnbox_output_fn out, void *out_ctx, int cance
 {
     const streamed *st = ctx;
     fnbox_call_options opts = {.size = sizeof opts, .cancel_fd = cancel_fd, .output = out, .output_ctx = out_ctx};
-    return run_api(st->api, st->session, st->session_call, st->kernel[0] ? st->kernel : NULL, st->body.data,
-                   st->body.len, &opts, result, result_len);
+    return run_api(st->api, st->engine, st->session, st->session_call, st->kernel[0] ? st->kernel : NULL,
+                   st->body.data, st->body.len, &opts, result, result_len);
 }
 
 static void free_streamed(void *ctx)
@@ -165,7 +170,7 @@ static fb_http_reply stream_reply(fb_http_exchange *x, const fb_http_run_opts *o
         fb_set_error(&err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "body");
         return fb_http_reply_error(&err);
     }
-    *st = (streamed){.body = x->body, .api = o->api, .session = o->session, .session_call = o->session_call,
+    *st = (streamed){.body = x->body, .api = o->api, .engine = x->srv->engine, .session = o->session, .session_call = o->session_call,
                      .release = o->release,
                      .release_ctx = o->release_ctx};
     if (o->kernel)

@@ -284,6 +284,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 static void server_free(fb_http_server *srv)
 {
+    fnbox_engine_close(srv->engine); /* no call runs any more: the daemon's threads are gone */
     if (srv->tokens) {
         explicit_bzero(srv->tokens, sizeof *srv->tokens);
         free(srv->tokens);
@@ -360,6 +361,24 @@ static int load_tokens(fb_http_server *srv, fb_error *err)
         fb_http_log_event("warning", "the token file is readable or writable by group or others: whoever reads "
                                      "it can run code through this server (chmod 600 it)");
     return 0;
+}
+
+/* The warm pools, before listening: a bad --warm is the configuration's error, not a request's. */
+static int open_engine(fb_http_server *srv, fb_error *err)
+{
+    if (!srv->cfg.engine)
+        return 0;
+    char *why = NULL;
+    int rc = fnbox_engine_open(srv->cfg.engine, strlen(srv->cfg.engine), &srv->engine, &why, NULL);
+    if (rc != FNBOX_OK) {
+        json_t *doc = why ? json_loads(why, 0, NULL) : NULL;
+        const char *msg = json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
+        fb_set_error(err, rc == FNBOX_INVALID_REQUEST ? FB_ERR_INVALID_REQUEST : FB_ERR_INTERNAL, 0, "%s",
+                     msg ? msg : "the warm pools could not start");
+        json_decref(doc);
+    }
+    fnbox_free(why);
+    return rc == FNBOX_OK ? 0 : -1;
 }
 
 static int server_listen(fb_http_server *srv, fb_error *err)
@@ -484,7 +503,8 @@ int fb_http_serve(const fb_http_config *cfg, int stop_fd, fb_error *err)
     fb_http_server *srv = server_new(cfg);
     if (!srv)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "server");
-    if (load_tokens(srv, err) < 0 || server_listen(srv, err) < 0 || server_start(srv, err) < 0) {
+    if (load_tokens(srv, err) < 0 || open_engine(srv, err) < 0 || server_listen(srv, err) < 0 ||
+        server_start(srv, err) < 0) {
         server_free(srv);
         return -1;
     }
