@@ -33,7 +33,9 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all clean test unit integration sanitize lint bench bench-overhead
-all: $(BUILD)/fnbox $(BUILD)/libfnbox.a
+# The C API's benchmark drivers are built with everything else, so that an API change that breaks them shows.
+BENCH_BIN := $(BUILD)/bench/bench_warm
+all: $(BUILD)/fnbox $(BUILD)/libfnbox.a $(BENCH_BIN)
 
 $(BUILD)/libfnbox.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -105,6 +107,11 @@ $(BUILD)/bench/sandbox_overhead: bench/sandbox_overhead.c $(BUILD)/libfnbox.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libfnbox.a $(LDLIBS)
 
+# bench/bench_warm.py's driver: warm, cold and C calls and sustained load through the C API.
+$(BUILD)/bench/bench_warm: bench/bench_warm.c $(BUILD)/libfnbox.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libfnbox.a $(LDLIBS)
+
 bench-overhead: $(BUILD)/bench/sandbox_overhead
 	$(BUILD)/bench/sandbox_overhead 200
 
@@ -115,6 +122,7 @@ bench: all bench-overhead
 	bench/bench_serve.py
 	bench/bench_session.py
 	bench/bench_mcp.py
+	bench/bench_warm.py
 
 clean:
 	rm -rf build build-asan

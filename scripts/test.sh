@@ -17,7 +17,7 @@
 # not fail the run: a test skips only when this machine lacks something it cannot be given (no root, no
 # Landlock, not x86_64); a dependency scripts/install-deps.sh installs is a failure when it is missing.
 #
-# Environment: CLIENTS=0 skips the client packages' suites (pass 1); SANITIZE=0 skips pass 2; WEAK=0 pass 3; LINT=0 pass 4; FUZZ=0 pass 5; PYTHON (default /usr/bin/python3, which has pytest);
+# Environment: WARM=0 skips the warm pass (pass 1); CLIENTS=0 skips the client packages' suites (pass 1); SANITIZE=0 skips pass 2; WEAK=0 pass 3; LINT=0 pass 4; FUZZ=0 pass 5; PYTHON (default /usr/bin/python3, which has pytest);
 # PYTEST_ARGS adds arguments to both pytest runs (e.g. PYTEST_ARGS="-k roundtrip -x").
 # Nothing is written into the repository besides the build directories (no .pytest_cache, no __pycache__).
 set -u
@@ -181,6 +181,42 @@ run_node() {
     SKIPPED=$((SKIPPED + s))
 }
 
+# The warm pass: the integration and security suites' calls through `fnbox serve --warm` (pools of sandboxes
+# started ahead of their calls, docs/internals/pools.md): tests/integration/fnboxlib.py posts every plain
+# `fnbox call -` to FNBOX_WARM_SOCKET instead. The pass fails if no call was served warm, or if the server
+# does not stop cleanly.
+run_warm() {
+    local dir sock pid rc served
+    dir=$(mktemp -d /tmp/fnbox-warm.XXXXXX)
+    sock=$dir/warm.sock
+    build/fnbox serve --listen "unix:$sock" --warm python=2,javascript=2,ruby=1,php=1 --max-concurrency 16 \
+        --max-queue 1024 --grace 5 2>"$dir/serve.log" &
+    pid=$!
+    for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 0.1; done
+    FNBOX_WARM_SOCKET=$sock run_pytest build/fnbox "pytest-warm" "$@"
+    served=$("$PYTHON" - "$sock" <<'EOF'
+import http.client, json, socket, sys
+class C(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(sys.argv[1])
+c = C("localhost", timeout=30)
+c.request("GET", "/v1/health")
+pools = json.loads(c.getresponse().read())["warm"]
+print(sum(p["served"] for p in pools.values() if isinstance(p, dict)))
+EOF
+)
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    say "pytest-warm: ${served:-no} calls served by pooled sandboxes; the server exited $rc"
+    if [ "${served:-0}" -lt 1 ] || [ "$rc" != 0 ]; then
+        tail -20 "$dir/serve.log"
+        FAILED=$((FAILED + 1))
+    fi
+    rm -rf "$dir"
+}
+
 # The defence-switch build first: the weak run below needs it, and so do the tests that simulate a
 # missing kernel feature (tests/security/test_landlock.py) in the passes before.
 weak_built=0
@@ -193,6 +229,7 @@ say "build: $MAKE all unit"
 if $MAKE --no-print-directory all unit; then
     run_units build "unit"
     run_pytest build/fnbox "pytest"
+    [ "${WARM:-1}" = 0 ] || run_warm tests/integration tests/security
 else
     say "build failed"
     FAILED=$((FAILED + 1))

@@ -143,7 +143,7 @@ static int run_sandbox(const fb_sandbox_spec *spec, fb_pool *pool, fb_sandbox_ou
                             .output_ctx = spec->output_ctx, .on_input_written = spec->on_input_written,
                             .input_ctx = spec->input_ctx};
     int rc = fb_sandbox_run_prepared(warm, &call, out, err);
-    fb_pool_spent(pool, warm);
+    fb_pool_spent(pool, warm, rc <= 0);
     if (rc <= 0)
         return rc;
     fb_error_clear(err); /* nothing of the call ran there: cold, as if the pool had been empty */

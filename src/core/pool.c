@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "core/launch.h"
@@ -136,7 +137,6 @@ fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec)
             fb_sandbox *c = pop_front(pl);
             if (fb_sandbox_waiting(c)) {
                 sb = c;
-                pl->served++;
             } else {
                 pl->died++;
                 if (!queue_spent(p, c))
@@ -155,9 +155,16 @@ fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec)
     return sb;
 }
 
-void fb_pool_spent(fb_pool *p, fb_sandbox *sb)
+void fb_pool_spent(fb_pool *p, fb_sandbox *sb, bool ran)
 {
     pthread_mutex_lock(&p->mu);
+    for (size_t l = 0; l < p->nlangs; l++)
+        if (fb_sandbox_spec_of(sb) == &p->langs[l].spec) {
+            if (ran)
+                p->langs[l].served++;
+            else
+                p->langs[l].missed++;
+        }
     bool queued = queue_spent(p, sb);
     pthread_mutex_unlock(&p->mu);
     if (!queued)
@@ -233,6 +240,10 @@ static void build_one(fb_pool *p, pool_lang *pl)
         }
         return;
     }
+    /* counted at once (its runtime may still be loading: the sweeps measure it again) */
+    uint64_t now = fb_sandbox_memory_now(sb);
+    if (now > pl->mem_each)
+        pl->mem_each = now;
     pl->idle_mem[pl->nidle] = pl->mem_each;
     pl->idle[pl->nidle++] = sb;
     pthread_cond_broadcast(&p->changed);
@@ -241,6 +252,8 @@ static void build_one(fb_pool *p, pool_lang *pl)
 static void *pool_thread(void *arg)
 {
     fb_pool *p = arg;
+    /* the name every sandbox it builds starts with, until its runtime's execve (prepared.c await_exec) */
+    (void)prctl(PR_SET_NAME, "fnbox-pool", 0, 0, 0);
     double next_sweep = now_s() + SWEEP_EVERY_S;
     pthread_mutex_lock(&p->mu);
     while (!p->stopping) {

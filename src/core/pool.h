@@ -32,8 +32,9 @@ int fb_pool_start(const fb_pool_config *cfg, fb_pool **out, fb_error *err);
  * files, workdir, limits set at creation; no mounts, proxy, exec rights), or NULL (run it cold). The
  * caller runs it once and hands it to fb_pool_spent. Thread-safe. */
 fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec);
-/* Takes back a sandbox fb_pool_take gave out, run or not: it is destroyed on the pool's thread. */
-void fb_pool_spent(fb_pool *p, fb_sandbox *sb);
+/* Takes back a sandbox fb_pool_take gave out: it is destroyed on the pool's thread. ran: the call ran in it
+ * (served), or it could not take the call, which ran cold (missed). */
+void fb_pool_spent(fb_pool *p, fb_sandbox *sb, bool ran);
 /* Waits until every pool is full (0) or timeout_s passed (-1). */
 int fb_pool_wait_full(fb_pool *p, double timeout_s);
 /* {language: {size, idle, served, missed, built, failed, died, idleMemoryBytes, memoryPerSandboxBytes,

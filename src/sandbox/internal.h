@@ -147,6 +147,7 @@ struct fb_sandbox {
     fb_sandbox_outcome setup; /* a long-lived sandbox's scratch roots, handed out at creation */
     int root_fd;              /* a long-lived sandbox's root (O_PATH), for fb_sandbox_root */
     pid_t program;            /* a prepared sandbox's program (prepared.c), as our PID namespace sees it */
+    int program_fd;           /* its pidfd (-1: none) */
     bool prepared;            /* prepared and not yet run */
     bool input_later;         /* prepared: keep the input pipe, whatever spec->input says */
 };

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -42,6 +43,11 @@ static int await_started(fb_sandbox *sb, fb_error *err)
     pid_t program = (p[0].revents & POLLIN) ? fb_sock_recv_pid(sb->f.sync[1], NULL) : 0;
     if (program > 0) {
         sb->program = program;
+        /* the program's own pidfd: init outlives it a moment, and a sandbox whose program died idle must
+         * not be handed to a call */
+        sb->program_fd = (int)syscall(SYS_pidfd_open, program, 0);
+        if (sb->program_fd < 0)
+            return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "pidfd_open (Linux >= 5.3)");
         return sb->cg.join == FB_JOIN_PARENT_PROGRAM ? fb_sandbox_join_program(&sb->cg, program, err) : 0;
     }
     char report[FB_SANDBOX_MAX_SETUP_MSG];
@@ -60,6 +66,80 @@ static int await_started(fb_sandbox *sb, fb_error *err)
     return fb_set_error(err, FB_ERR_SANDBOX_SETUP, 0, "the prepared sandbox's program ended before it started");
 }
 
+static bool read_comm(pid_t pid, char comm[17])
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, comm, 16);
+    close(fd);
+    if (n <= 0)
+        return false;
+    comm[n] = '\0';
+    comm[strcspn(comm, "\n")] = '\0';
+    return true;
+}
+
+/* Waits until the program has called execve: until then it is still setting itself up (its rlimits,
+ * Landlock, seccomp come after "started"), and a call must not begin before that is done (lowering its CPU
+ * limit first would make its own setrlimit fail). Its name tells: it is this thread's, which init and the
+ * program inherit, until execve gives it the runtime's (the pool names its thread so that they differ). */
+static int await_exec(fb_sandbox *sb, fb_error *err)
+{
+    char ours[17] = "", now[17];
+    if (prctl(PR_GET_NAME, ours, 0, 0, 0) < 0 || !ours[0])
+        return 0; /* nothing to compare with: the call may then wait for the runtime's start, that is all */
+    struct pollfd p = {.fd = sb->f.pidfd, .events = POLLIN};
+    for (int waited_ms = 0; waited_ms < FB_SANDBOX_CREATE_TIMEOUT_S * 1000; waited_ms++) {
+        if (!read_comm(sb->program, now) || strcmp(now, ours) != 0)
+            return 0; /* exec'd (or gone: the next step finds out) */
+        if (poll(&p, 1, 1) > 0)
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, 0, "the prepared sandbox's program ended while it started");
+    }
+    return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ETIMEDOUT, "the prepared sandbox's program did not start within %d s",
+                        FB_SANDBOX_CREATE_TIMEOUT_S);
+}
+
+/* Its state letter (R, S, D...) from /proc/<pid>/stat, or 0. */
+static char process_state(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    const char *p = strrchr(text, ')');
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static double process_cpu_ms(pid_t pid);
+
+/* Waits (at most IDLE_WAIT_MS) until the runtime has loaded and blocks on its input: asleep, its CPU time
+ * unchanged for IDLE_STABLE_MS. Only speed depends on it (a call that comes earlier waits for the
+ * runtime's start), so a guess is enough; it keeps a pool from counting a sandbox as ready before it is. */
+#define IDLE_WAIT_MS 5000
+#define IDLE_STABLE_MS 3
+static void await_idle(const fb_sandbox *sb)
+{
+    double cpu = -1;
+    int stable = 0;
+    struct pollfd p = {.fd = sb->program_fd, .events = POLLIN};
+    for (int waited = 0; waited < IDLE_WAIT_MS && stable < IDLE_STABLE_MS; waited++) {
+        if (poll(&p, 1, 1) != 0)
+            return; /* gone: fb_sandbox_waiting says so */
+        double now = process_cpu_ms(sb->program);
+        stable = process_state(sb->program) == 'S' && now == cpu ? stable + 1 : 0;
+        cpu = now;
+    }
+}
+
 int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *err)
 {
     *out = NULL;
@@ -72,19 +152,25 @@ int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *
     fb_sandbox_struct_init(sb, spec);
     sb->input_later = true;
     fb_sandbox_outcome_init(spec, &sb->setup);
-    if (fb_sandbox_start(sb, false, &sb->setup, err) < 0 || await_started(sb, err) < 0) {
+    if (fb_sandbox_start(sb, false, &sb->setup, err) < 0 || await_started(sb, err) < 0 || await_exec(sb, err) < 0) {
         fb_sandbox_destroy(sb);
         return -1;
     }
+    await_idle(sb);
     sb->prepared = true;
     *out = sb;
     return 0;
 }
 
+const fb_sandbox_spec *fb_sandbox_spec_of(const fb_sandbox *sb)
+{
+    return sb->spec;
+}
+
 bool fb_sandbox_waiting(const fb_sandbox *sb)
 {
-    struct pollfd p = {.fd = sb->f.pidfd, .events = POLLIN};
-    return sb->prepared && sb->pid > 0 && poll(&p, 1, 0) == 0; /* init (and so its program) still there */
+    struct pollfd p[2] = {{.fd = sb->f.pidfd, .events = POLLIN}, {.fd = sb->program_fd, .events = POLLIN}};
+    return sb->prepared && sb->pid > 0 && sb->program_fd >= 0 && poll(p, 2, 0) == 0; /* init and program */
 }
 
 uint64_t fb_sandbox_memory_now(const fb_sandbox *sb)
@@ -127,47 +213,56 @@ static int open_beneath(int dirfd, const char *name, int flags, mode_t mode)
     return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
 }
 
-/* Writes one request file, its missing parents first (0755), owned by the sandbox's user, mode 0644 or
- * 0755, as init writes them for a cold call (rootfs.c write_user_files). */
-static int place_file(const fb_sandbox *sb, int area_fd, const char *rel, const fb_sandbox_file *f, fb_error *err)
+/* Writes one request file, its missing parents first (0755), mode 0644 or 0755, as init writes them for a
+ * cold call (rootfs.c write_user_files). */
+static int place_file(int area_fd, const char *rel, const fb_sandbox_file *f, fb_error *err)
 {
     char dir[1024];
     if (snprintf(dir, sizeof dir, "%s", rel) >= (int)sizeof dir)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ENAMETOOLONG, "write %s", f->path);
     for (char *p = dir; (p = strchr(p, '/')) != NULL; p++) {
         *p = '\0';
-        if (mkdirat(area_fd, dir, 0755) == 0) {
-            if (sb->idmap.privileged &&
-                fchownat(area_fd, dir, sb->idmap.outer_uid, sb->idmap.outer_gid, AT_SYMLINK_NOFOLLOW) < 0)
-                return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "chown for %s", f->path);
-        } else if (errno != EEXIST) {
+        if (mkdirat(area_fd, dir, 0755) < 0 && errno != EEXIST)
             return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "mkdir for %s", f->path);
-        }
         *p = '/';
     }
     int fd = open_beneath(area_fd, rel, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "write %s", f->path);
     int rc = 0;
-    if (fb_write_all(fd, f->data, f->len) < 0 || fchmod(fd, f->executable ? 0755 : 0644) < 0 ||
-        (sb->idmap.privileged && fchown(fd, sb->idmap.outer_uid, sb->idmap.outer_gid) < 0))
+    if (fb_write_all(fd, f->data, f->len) < 0 || fchmod(fd, f->executable ? 0755 : 0644) < 0)
         rc = fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "write %s", f->path);
     close(fd);
     return rc;
 }
 
+/* Files are created as the sandbox's user: when fnbox is root, its own ids are not mapped in the sandbox's
+ * user namespace, which owns the tmpfs (the kernel refuses to create an inode for an unmapped owner), so
+ * this thread's filesystem ids become the user's meanwhile (setfsuid and setfsgid are per thread). */
 static int place_files(const fb_sandbox *sb, const fb_sandbox_file *files, size_t n, fb_error *err)
 {
-    for (size_t i = 0; i < n; i++) {
+    if (n == 0)
+        return 0;
+    int uid = -1, gid = -1;
+    if (sb->idmap.privileged) {
+        gid = (int)syscall(SYS_setfsgid, sb->idmap.outer_gid);
+        uid = (int)syscall(SYS_setfsuid, sb->idmap.outer_uid);
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
         const char *rel = NULL;
         int area = area_of(&sb->setup, files[i].path, &rel);
         if (area < 0 || !*rel)
-            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, EINVAL, "write %s: not in a writable area of the sandbox",
-                                files[i].path);
-        if (place_file(sb, sb->setup.scratch_fd[area], rel, &files[i], err) < 0)
-            return -1;
+            rc = fb_set_error(err, FB_ERR_SANDBOX_SETUP, EINVAL, "write %s: not in a writable area of the sandbox",
+                              files[i].path);
+        else
+            rc = place_file(sb->setup.scratch_fd[area], rel, &files[i], err);
     }
-    return 0;
+    if (sb->idmap.privileged) {
+        (void)syscall(SYS_setfsuid, uid);
+        (void)syscall(SYS_setfsgid, gid);
+    }
+    return rc;
 }
 
 /* The scratch roots pass from the sandbox to the call's outcome (or stay, closed at destroy). */
@@ -203,8 +298,10 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
         hand_scratch(sb, out);
     /* as fb_rlimits_apply sets it in a cold call's program */
     struct rlimit cpu = {.rlim_cur = call->cpu_seconds, .rlim_max = call->cpu_seconds + 1};
-    if (!fb_defence_disabled("timeout") && prlimit(sb->program, RLIMIT_CPU, &cpu, NULL) < 0)
-        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "prlimit(CPU) on the prepared program");
+    if (!fb_defence_disabled("timeout") && prlimit(sb->program, RLIMIT_CPU, &cpu, NULL) < 0) {
+        fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "prlimit(CPU) on the prepared program");
+        return errno == ESRCH ? 1 : -1; /* it died since: nothing of the call ran */
+    }
     /* what init (building the root) and the program (starting) spent before the call: a cold call's
      * usage counts it, but it was not this call's */
     double startup_cpu_ms = process_cpu_ms(sb->pid) + process_cpu_ms(sb->program);

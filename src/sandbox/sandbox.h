@@ -224,6 +224,8 @@ typedef struct fb_sandbox_call {
     void *input_ctx;
 } fb_sandbox_call;
 int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **sb, fb_error *err);
+/* The spec a sandbox was made from. */
+const fb_sandbox_spec *fb_sandbox_spec_of(const fb_sandbox *sb);
 /* Prepared, not yet run, and its program still waiting (not killed, not crashed). */
 bool fb_sandbox_waiting(const fb_sandbox *sb);
 /* The memory its cgroup holds now (the program and its tmpfs pages; init is outside on cgroup v1). */

@@ -724,6 +724,7 @@ void fb_sandbox_stop(fb_sandbox *sb)
         sb->pid = -1;
     }
     run_fds_close(&sb->f);
+    fb_close(&sb->program_fd);
     fb_bpf_free(&sb->bpf);
     fb_cgroup_destroy(&sb->cg);
 }
@@ -737,6 +738,7 @@ void fb_sandbox_struct_init(fb_sandbox *sb, const fb_sandbox_spec *spec)
     sb->f = none;
     sb->cg.tasks_fd[0] = sb->cg.tasks_fd[1] = -1;
     sb->root_fd = -1;
+    sb->program_fd = -1;
 }
 
 int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err)

@@ -126,12 +126,55 @@ def check_shape(result, code):
             assert result["exitCode"] == 124, f"timeout with exitCode {result['exitCode']}"
 
 
+# The warm pass (scripts/test.sh): a `fnbox serve --warm ...` on this unix socket runs every call() that
+# `fnbox call -` would, through POST /v1/call and its pools of pre-started sandboxes, so the same suites check
+# the warm path. Calls with their own environment, inherited descriptors or binary still use the CLI.
+WARM_SOCKET = os.environ.get("FNBOX_WARM_SOCKET")
+
+
+def _post_call(body, timeout):
+    """POST /v1/call on WARM_SOCKET: (status, response bytes)."""
+    import http.client
+    import socket
+
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(timeout)
+            self.sock.connect(WARM_SOCKET)
+
+    conn = UnixConnection("localhost", timeout=timeout)
+    try:
+        conn.request("POST", "/v1/call", body=body, headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    except (OSError, http.client.HTTPException) as e:
+        pytest.fail(f"POST /v1/call on the warm server ({WARM_SOCKET}) failed: {e!r}")
+    finally:
+        conn.close()
+
+
+def _call_warm(raw, timeout):
+    body = raw.encode("utf-8") if isinstance(raw, str) else raw
+    t0 = time.monotonic()
+    status, data = _post_call(body, timeout)
+    elapsed = time.monotonic() - t0
+    # the CLI's exit codes for the same answers: 0 (the function ran), 2 (an invalid request)
+    code = {200: 0, 400: 2}.get(status)
+    assert code is not None, f"the warm server answered {status}: {data[:2000]!r}"
+    result, text = parse_one_result(data)
+    check_shape(result, code)
+    return CallResult(result, code, "", text, elapsed)
+
+
 def call(request, timeout=60, env=None, argv=("call", "-"), pass_fds=(), exe=None):
     """Run `fnbox call -` on one request (a dict, or raw text/bytes sent verbatim).
 
     Returns CallResult (result, exit_code, stderr). Fails the test if stdout is not exactly one JSON
     object, if the exit code is neither 0 nor 2, or if a sanitizer reported anything."""
     raw = request if isinstance(request, (str, bytes)) else json.dumps(request)
+    if WARM_SOCKET and tuple(argv) == ("call", "-") and env is None and not pass_fds and exe is None:
+        return _call_warm(raw, timeout)
     t0 = time.monotonic()
     proc = run_cli(list(argv), input=raw, timeout=timeout, env=env, pass_fds=pass_fds, exe=exe)
     elapsed = time.monotonic() - t0

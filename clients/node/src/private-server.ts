@@ -46,7 +46,8 @@ export class PrivateServer {
     this.#dir = dir;
     removeAtExit(dir);
     const socket = join(dir, 'fnbox.sock');
-    this.#child = spawn(binary, ['serve', '--listen', `unix:${socket}`, '--die-with-parent'], {
+    /* --warm none: it runs sessions, which pre-started sandboxes do not serve */
+    this.#child = spawn(binary, ['serve', '--listen', `unix:${socket}`, '--die-with-parent', '--warm', 'none'], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     /* The log must be read or the server blocks on a full pipe; only its end is kept, for errors. */

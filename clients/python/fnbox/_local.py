@@ -185,8 +185,9 @@ class PrivateServer:
         return spawn_future(start)
 
     def _start(self) -> None:
+        # --warm none: a private server runs sessions, which pre-started sandboxes do not serve
         argv = [self.binary, "serve", "--listen", "unix:" + self.socket_path, "--die-with-parent",
-                "--grace", "0"]
+                "--grace", "0", "--warm", "none"]
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.PIPE, start_new_session=True)

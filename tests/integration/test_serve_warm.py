@@ -1,0 +1,264 @@
+"""`fnbox serve --warm`: POST /v1/call through pools of sandboxes built ahead of their calls
+(docs/internals/pools.md). Each pooled sandbox serves one call and is destroyed: a call finds nothing of
+another, whatever the earlier one did; the pool refills after crashes, timeouts and memory kills; requests a
+pooled sandbox was not built for run cold; the options are checked; a stop leaves nothing behind."""
+import concurrent.futures
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from fnboxlib import FNBOX, marker, require_binary
+from servelib import Server, assert_nothing_left, wait_for
+
+# What a call finds of earlier calls: files in /workspace and /tmp, the process environment and the
+# interpreter's module state.
+PROBE = """
+import os, sys
+SEEN = []
+def f(tag):
+    found = {
+        "workspace": sorted(os.listdir("/workspace")),
+        "tmp": sorted(n for n in os.listdir("/tmp") if n.startswith("mark-")),
+        "env": os.environ.get("FNBOX_TEST_MARK"),
+        "module": getattr(sys, "fnbox_test_mark", None),
+    }
+    for d in ("/workspace", "/tmp"):
+        with open(f"{d}/mark-{tag}", "w") as fh:
+            fh.write(tag)
+    os.environ["FNBOX_TEST_MARK"] = tag
+    sys.fnbox_test_mark = tag
+    return {"found": found}
+"""
+
+
+def post(srv, request, timeout=60):
+    resp = srv.request("POST", "/v1/call", body=json.dumps(request).encode(),
+                       headers={"Content-Type": "application/json"}, timeout=timeout)
+    return resp.status, resp.json()
+
+
+def health(srv):
+    return srv.request("GET", "/v1/health").json()
+
+
+def pools(srv):
+    return health(srv)["warm"]
+
+
+def full(srv, lang="python"):
+    p = pools(srv)[lang]
+    return p["idle"] >= p["size"]
+
+
+def wait_full(srv, lang="python"):
+    wait_for(lambda: full(srv, lang), timeout=30, what=f"the {lang} pool full")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with Server("--warm", "python=2,javascript=1", "--max-concurrency", "8") as srv:
+        wait_full(srv)
+        yield srv
+
+
+def test_health_lists_the_pools(server):
+    p = pools(server)
+    assert set(p) >= {"python", "javascript", "maxMemoryBytes"}
+    assert p["python"]["size"] == 2 and p["javascript"]["size"] == 1
+    wait_full(server, "javascript")
+    assert pools(server)["python"]["memoryPerSandboxBytes"] >= 0
+
+
+def test_a_pooled_sandbox_is_never_used_twice(server):
+    # The interpreter's own state (sys.fnbox_test_mark, os.environ) is the proof of a fresh process: a
+    # namespace's inode number, or a pid and start tick, can repeat once the earlier one is gone.
+    served = pools(server)["python"]["served"]
+    for i in range(6):
+        wait_full(server)
+        status, res = post(server, {"language": "python", "code": PROBE, "args": [f"c{i}"]})
+        assert status == 200 and res["status"] == "success", res
+        assert res["meta"].get("warm") is True, res["meta"]
+        found = res["result"]["found"]
+        assert found == {"workspace": [], "tmp": [], "env": None, "module": None}, (i, found)
+    assert pools(server)["python"]["served"] == served + 6
+
+
+def test_concurrent_calls_share_nothing(server):
+    def one(i):
+        return post(server, {"language": "python", "code": PROBE, "args": [f"p{i}"]})
+
+    with concurrent.futures.ThreadPoolExecutor(6) as ex:
+        results = list(ex.map(one, range(18)))
+    warm = 0
+    for status, res in results:
+        assert status == 200 and res["status"] == "success", res
+        assert res["result"]["found"] == {"workspace": [], "tmp": [], "env": None, "module": None}
+        warm += bool(res["meta"].get("warm"))
+    assert warm >= 1, "no call of the burst was warm"
+
+
+@pytest.mark.parametrize("case", ["crash", "timeout", "memory", "exit"])
+def test_the_pool_refills_after_a_call_ends_badly(server, case):
+    code = {
+        "crash": "import os, signal\ndef f():\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+        "timeout": "def f():\n    while True:\n        pass\n",
+        "memory": "def f():\n    x = bytearray(400 * 1024 * 1024)\n    return len(x)\n",
+        "exit": "import os\ndef f():\n    os._exit(3)\n",
+    }[case]
+    wait_full(server)
+    before = pools(server)["python"]["served"]
+    status, res = post(server, {"language": "python", "code": code, "timeout": 1})
+    assert status == 200, res
+    assert res["meta"].get("warm") is True
+    want = {"crash": "crash", "timeout": "timeout", "memory": "crash", "exit": "error"}[case]
+    assert res["status"] == want, res
+    if case == "memory":
+        assert "memory" in json.dumps(res["error"]).lower(), res["error"]
+    wait_full(server)
+    status, res = post(server, {"language": "python", "code": "def f():\n    return 7\n"})
+    assert res["result"] == 7 and res["meta"].get("warm") is True, res
+    assert pools(server)["python"]["served"] >= before + 2
+
+
+def test_files_limits_and_timeouts_of_the_request_apply_to_a_warm_call(server):
+    wait_full(server)
+    code = ("import os, resource\n"
+            "def f():\n"
+            "    with open('/workspace/out.txt', 'w') as fh:\n"
+            "        fh.write(open('/workspace/in.txt').read().upper())\n"
+            "    print('x' * 100)\n"
+            "    return [open('/tmp/d/e.txt').read(), resource.getrlimit(resource.RLIMIT_CPU)[0]]\n")
+    status, res = post(server, {"language": "python", "code": code, "timeout": 5,
+                                "files": {"/workspace/in.txt": "hello", "/tmp/d/e.txt": "deep"},
+                                "limits": {"stdoutBytes": 10}})
+    assert status == 200 and res["status"] == "success", res
+    assert res["meta"].get("warm") is True
+    assert res["result"] == ["deep", 5 + 2]  # cpuSeconds: the timeout rounded up + 2, as in a cold call
+    assert res["truncated"]["stdout"] is True and len(res["stdout"]) <= 10
+    assert [c["path"] for c in res["files"]["created"] if c["path"].endswith("out.txt")] == ["/workspace/out.txt"]
+
+
+def test_the_result_is_the_cold_paths(server):
+    """The same request through the warm pool and through `fnbox call`: the same answer but for timings."""
+    request = {"language": "python",
+               "code": "import sys\ndef f(a, b=2):\n    print('out'); print('err', file=sys.stderr)\n"
+                       "    open('/workspace/n.txt', 'w').write('n')\n    return {'sum': a + b}\n",
+               "args": [1], "kwargs": {"b": 5}, "files": {"/workspace/old.txt": "o"}}
+    wait_full(server)
+    _, warm = post(server, request)
+    cold = json.loads(subprocess.run([FNBOX, "call", "-"], input=json.dumps(request).encode(),
+                                     capture_output=True, check=True).stdout)
+    assert warm["meta"].pop("warm") is True
+    for r in (warm, cold):
+        r.pop("usage")
+        r.pop("meta")
+    assert warm == cold
+
+
+@pytest.mark.parametrize("extra", [
+    {"permissions": {"env": {"A": "1"}}},
+    {"limits": {"memoryBytes": 128 * 1024 * 1024}},
+    {"workdir": "/work"},
+    {"language": "ruby", "code": "def f()\n  7\nend\n"},
+], ids=["env", "memory", "workdir", "unpooled-language"])
+def test_requests_a_pooled_sandbox_was_not_built_for_run_cold(server, extra):
+    request = {"language": "python", "code": "def f():\n    return 7\n", **extra}
+    wait_full(server)
+    status, res = post(server, request)
+    assert status == 200 and res["result"] == 7, res
+    assert "warm" not in res["meta"]
+
+
+def test_a_mount_runs_cold(server, tmp_path):
+    (tmp_path / "a.txt").write_text("A")
+    request = {"language": "python", "code": "def f():\n    return open('/data/a.txt').read()\n",
+               "mount": {"dirs": {"/data": str(tmp_path)}}}
+    status, res = post(server, request)
+    assert status == 200 and res["result"] == "A", res
+    assert "warm" not in res["meta"]
+
+
+def test_an_idle_sandbox_that_dies_is_replaced(server):
+    wait_full(server)
+    died = pools(server)["python"]["died"]
+    # the idle harnesses of this server's pools: python3 children of children of the server (init's program)
+    victims = [pid for pid in _descendants(server.proc.pid) if _cmdline(pid).endswith("/.fnbox/harness.py")]
+    assert victims, "no idle harness found"
+    for pid in victims:
+        os.kill(pid, 9)
+    wait_for(lambda: pools(server)["python"]["died"] > died, timeout=10, what="the dead sandbox noticed")
+    wait_full(server)
+    status, res = post(server, {"language": "python", "code": "def f():\n    return 7\n"})
+    assert res["result"] == 7 and res["meta"].get("warm") is True
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def _descendants(root):
+    children = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+@pytest.mark.parametrize("value, why", [
+    ("cobol=1", "unknown language"),
+    ("python=65", "0 to 64"),
+    ("python", "LANG=N"),
+    ("python=x", "LANG=N"),
+    ("c=1", "compiled"),
+])
+def test_bad_warm_options_are_refused_naming_them(value, why):
+    require_binary()
+    proc = subprocess.run([FNBOX, "serve", "--listen", "127.0.0.1:0", "--warm", value], capture_output=True,
+                          timeout=30)
+    assert proc.returncode == 2, proc
+    err = proc.stderr.decode()
+    assert "warm" in err and why in err, err
+
+
+def test_warm_none_and_a_memory_cap(tmp_path):
+    with Server("--warm", "none") as srv:
+        assert "warm" not in health(srv)
+        status, res = post(srv, {"language": "python", "code": "def f():\n    return 1\n"})
+        assert res["result"] == 1 and "warm" not in res["meta"]
+    # a cap below one sandbox: the first is built (its size is not known before), no more
+    with Server("--warm", "python=4", "--warm-memory", "1K") as srv:
+        wait_for(lambda: pools(srv)["python"]["built"] >= 1, timeout=30, what="one sandbox built")
+        time.sleep(2.5)  # the sweeps measure it again; the pool stays below its size
+        assert pools(srv)["maxMemoryBytes"] == 1024
+        p = pools(srv)["python"]
+        assert p["built"] == 1 and p["idle"] <= 1, p
+
+
+def test_a_stop_leaves_no_pooled_sandbox_behind():
+    mark = marker()
+    srv = Server("--warm", "python=3,javascript=1")
+    wait_full(srv)
+    wait_full(srv, "javascript")
+    status, res = post(srv, {"language": "python", "code": "def f():\n    return 1\n"})
+    assert res["result"] == 1
+    srv.stop()
+    assert srv.exit_code == 0
+    assert_nothing_left(srv, mark)
+    assert not [p for p in _descendants(srv.proc.pid)], "processes of the server left"
