@@ -193,7 +193,7 @@ run_warm() {
         --max-queue 1024 --grace 5 2>"$dir/serve.log" &
     pid=$!
     for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 0.1; done
-    FNBOX_WARM_SOCKET=$sock run_pytest build/fnbox "pytest-warm" "$@"
+    FNBOX_WARM_SOCKET=$sock FNBOX_WARM_CWD=$PWD run_pytest build/fnbox "pytest-warm" "$@"
     served=$("$PYTHON" - "$sock" <<'EOF'
 import http.client, json, socket, sys
 class C(http.client.HTTPConnection):

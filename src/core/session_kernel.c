@@ -581,7 +581,11 @@ static int render(fb_kernel *k, exec_io *io, const exec_end *end, const fb_kerne
     lim.result_bytes = FB_KERNEL_MAX_RESULT_BYTES;
     fb_result res = {0};
     int rc = fb_result_from_outcome(&res, &o, &lim, err);
-    /* o's buffers are io's: they are freed by the caller */
+    /* o's buffers are io's, freed by the caller: as fb_result_from_outcome left them (it takes the value's
+     * text out of the result buffer, which is then empty) */
+    io->out = o.out;
+    io->errout = o.errout;
+    io->payload = o.result;
     if (rc == 0)
         describe_interrupt(res.obj, io, end, req->timeout_s);
     if (rc == 0 && json_object_set_new(res.obj, "kernelRestarted", json_boolean(end->restarted)) < 0)

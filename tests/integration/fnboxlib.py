@@ -128,8 +128,11 @@ def check_shape(result, code):
 
 # The warm pass (scripts/test.sh): a `fnbox serve --warm ...` on this unix socket runs every call() that
 # `fnbox call -` would, through POST /v1/call and its pools of pre-started sandboxes, so the same suites check
-# the warm path. Calls with their own environment, inherited descriptors or binary still use the CLI.
+# the warm path. Calls with their own environment, inherited descriptors or binary still use the CLI, and so do
+# those made from another directory than the server's (relative mount paths are the caller's) and an empty
+# request (HTTP refuses an empty body before the call path sees it).
 WARM_SOCKET = os.environ.get("FNBOX_WARM_SOCKET")
+WARM_CWD = os.environ.get("FNBOX_WARM_CWD") or str(REPO)
 
 
 def _post_call(body, timeout):
@@ -173,7 +176,8 @@ def call(request, timeout=60, env=None, argv=("call", "-"), pass_fds=(), exe=Non
     Returns CallResult (result, exit_code, stderr). Fails the test if stdout is not exactly one JSON
     object, if the exit code is neither 0 nor 2, or if a sanitizer reported anything."""
     raw = request if isinstance(request, (str, bytes)) else json.dumps(request)
-    if WARM_SOCKET and tuple(argv) == ("call", "-") and env is None and not pass_fds and exe is None:
+    if (WARM_SOCKET and tuple(argv) == ("call", "-") and env is None and not pass_fds and exe is None and raw and
+            os.getcwd() == WARM_CWD):
         return _call_warm(raw, timeout)
     t0 = time.monotonic()
     proc = run_cli(list(argv), input=raw, timeout=timeout, env=env, pass_fds=pass_fds, exe=exe)
