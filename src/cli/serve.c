@@ -209,18 +209,19 @@ static int set_warm(fb_http_config *o, const char *opt, const char *v)
 static int set_warm_memory(fb_http_config *o, const char *opt, const char *v)
 {
     (void)o;
-    char *end = NULL;
+    char *end = (char *)v;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
     unsigned long long unit = 1;
-    if (end && (*end == 'K' || *end == 'k'))
+    if (*end == 'K' || *end == 'k')
         unit = 1ULL << 10;
-    else if (end && (*end == 'M' || *end == 'm'))
+    else if (*end == 'M' || *end == 'm')
         unit = 1ULL << 20;
-    else if (end && (*end == 'G' || *end == 'g'))
+    else if (*end == 'G' || *end == 'g')
         unit = 1ULL << 30;
-    if (v[0] < '0' || v[0] > '9' || errno || n == 0 || (unit > 1 ? end[1] != '\0' : *end != '\0') ||
-        n > (1ULL << 50) / unit)
+    if (unit > 1)
+        end++;
+    if (v[0] < '0' || v[0] > '9' || errno || n == 0 || *end != '\0' || n > (1ULL << 50) / unit)
         return bad(opt, v, "expected a size in bytes, or with K, M or G (e.g. 512M)");
     s_warm_memory = n * unit;
     return 0;

@@ -107,7 +107,7 @@ static uint64_t idle_memory(const fb_pool *p)
 static fb_sandbox *pop_front(pool_lang *pl)
 {
     fb_sandbox *sb = pl->idle[0];
-    memmove(pl->idle, pl->idle + 1, (pl->nidle - 1) * sizeof *pl->idle);
+    memmove(pl->idle, pl->idle + 1, (pl->nidle - 1) * sizeof(fb_sandbox *));
     memmove(pl->idle_mem, pl->idle_mem + 1, (pl->nidle - 1) * sizeof *pl->idle_mem);
     pl->nidle--;
     return sb;
@@ -200,7 +200,7 @@ static void sweep(fb_pool *p)
                 continue;
             }
             fb_sandbox *dead = pl->idle[i];
-            memmove(pl->idle + i, pl->idle + i + 1, (pl->nidle - i - 1) * sizeof *pl->idle);
+            memmove(pl->idle + i, pl->idle + i + 1, (pl->nidle - i - 1) * sizeof(fb_sandbox *));
             memmove(pl->idle_mem + i, pl->idle_mem + i + 1, (pl->nidle - i - 1) * sizeof *pl->idle_mem);
             pl->nidle--;
             pl->died++;
