@@ -409,29 +409,10 @@ static char *render_plain(const fb_result *r, size_t *len)
     return s;
 }
 
-char *fb_result_render(const fb_result *r, size_t *len)
-{
-    if (!r->result_raw)
-        return render_plain(r, len);
-    char *at;
-    size_t qlen;
-    char *s = render_around(r, &at, &qlen);
-    if (!s)
-        return NULL;
-    size_t head = (size_t)(at - s), slen = strlen(s);
-    char *out = malloc(slen - qlen + r->result_len + 1);
-    if (out) {
-        memcpy(out, s, head);
-        memcpy(out + head, r->result_raw, r->result_len);
-        memcpy(out + head + r->result_len, at + qlen, slen - head - qlen + 1);
-        if (len)
-            *len = slen - qlen + r->result_len;
-    }
-    free(s);
-    return out;
-}
-
-char *fb_result_render_final(fb_result *r, size_t *len)
+/* The answer with the value's text put in place of its placeholder: into a new buffer (copy), or into the
+ * value's own buffer, which then grows around it (a large block grows by remapping, not copying), so that
+ * the answer never needs the value's text twice (take: r gives it up). */
+static char *splice(const fb_result *r, char *take, size_t *len)
 {
     if (!r->result_raw)
         return render_plain(r, len);
@@ -441,19 +422,33 @@ char *fb_result_render_final(fb_result *r, size_t *len)
     if (!s)
         return NULL;
     size_t head = (size_t)(at - s), tail = strlen(at + qlen), total = head + r->result_len + tail;
-    /* The value's own buffer grows around it (a large block grows by remapping, not copying): the answer
-     * never needs the value's text twice. */
-    char *out = realloc(r->result_raw, total + 1);
+    char *out = take ? realloc(take, total + 1) : malloc(total + 1);
     if (out) {
-        memmove(out + head, out, r->result_len);
+        if (take)
+            memmove(out + head, out, r->result_len);
+        else
+            memcpy(out + head, r->result_raw, r->result_len);
         memcpy(out, s, head);
         memcpy(out + head + r->result_len, at + qlen, tail + 1);
-        r->result_raw = NULL;
-        r->result_len = 0;
         if (len)
             *len = total;
     }
     free(s);
+    return out;
+}
+
+char *fb_result_render(const fb_result *r, size_t *len)
+{
+    return splice(r, NULL, len);
+}
+
+char *fb_result_render_final(fb_result *r, size_t *len)
+{
+    char *out = splice(r, r->result_raw, len);
+    if (out && r->result_raw) { /* realloc took the buffer */
+        r->result_raw = NULL;
+        r->result_len = 0;
+    }
     return out;
 }
 

@@ -70,14 +70,8 @@ static bool read_comm(pid_t pid, char comm[17])
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (fb_read_small(path, comm, 17) <= 0)
         return false;
-    ssize_t n = read(fd, comm, 16);
-    close(fd);
-    if (n <= 0)
-        return false;
-    comm[n] = '\0';
     comm[strcspn(comm, "\n")] = '\0';
     return true;
 }
@@ -107,14 +101,8 @@ static char process_state(pid_t pid)
 {
     char path[64], text[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (fb_read_small(path, text, sizeof text) <= 0)
         return 0;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    text[n] = '\0';
     const char *p = strrchr(text, ')');
     return p && p[1] == ' ' ? p[2] : 0;
 }

@@ -521,12 +521,7 @@ static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sand
 static int own_oom_adj(void)
 {
     char buf[16] = "";
-    int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
+    if (fb_read_small("/proc/self/oom_score_adj", buf, sizeof buf) <= 0)
         return 0;
     char *end;
     long v = strtol(buf, &end, 10);

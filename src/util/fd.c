@@ -130,3 +130,18 @@ ssize_t fb_write_nosigpipe(int fd, const void *data, size_t len)
     errno = saved;
     return n;
 }
+
+ssize_t fb_read_small(const char *path, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, cap - 1);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    buf[n > 0 ? n : 0] = '\0';
+    return n;
+}

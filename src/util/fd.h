@@ -21,6 +21,8 @@ int fb_read_file(const char *path, size_t max, char **out, size_t *out_len, fb_e
 int fb_memfd_with(const char *name, const void *data, size_t len, fb_error *err);
 /* Writes a whole file at path (created 0644, truncated). */
 int fb_write_file(const char *path, const void *data, size_t len, mode_t mode);
+/* Reads at most cap - 1 bytes of a small file (/proc's) into buf, NUL-terminated: the length, or -1 (errno). */
+ssize_t fb_read_small(const char *path, char *buf, size_t cap);
 void fb_close(int *fd);  /* closes if >= 0 and sets -1 */
 
 #endif
