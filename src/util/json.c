@@ -219,6 +219,19 @@ const char *fb_json_bignum(const json_t *v)
     return memcmp(s, g_marker, g_marker_len) == 0 ? s + g_marker_len : NULL;
 }
 
+/* The end of a splice: what follows the last hit, the dumped text s freed, b's text (NULL on failure). */
+static char *splice_end(fb_buf *b, const char *rest, char *s, int rc, size_t *len)
+{
+    if (rc == 0)
+        rc = fb_buf_append(b, rest, strlen(rest));
+    free(s);
+    if (rc < 0) {
+        fb_buf_free(b);
+        return NULL;
+    }
+    return fb_buf_steal(b, len);
+}
+
 char *fb_json_dumps(const json_t *v, size_t flags)
 {
     pthread_once(&g_once, marker_init);
@@ -240,14 +253,7 @@ char *fb_json_dumps(const json_t *v, size_t flags)
         rc = fb_buf_append(&b, p, (size_t)(hit - p)) < 0 || fb_buf_append(&b, tok, n) < 0 ? -1 : 0;
         p = tok + n + 1;
     }
-    if (rc == 0)
-        rc = fb_buf_append(&b, p, strlen(p));
-    free(s);
-    if (rc < 0) {
-        fb_buf_free(&b);
-        return NULL;
-    }
-    return fb_buf_steal(&b, NULL);
+    return splice_end(&b, p, s, rc, NULL);
 }
 
 const char *fb_json_type_name(const json_t *v)
@@ -356,12 +362,5 @@ char *fb_json_dumps_texts(const json_t *v, size_t flags, const fb_json_texts *t,
         p = hit + nl + used;
         hit = strstr(p, needle);
     }
-    if (rc == 0)
-        rc = fb_buf_append(&b, p, strlen(p));
-    free(s);
-    if (rc < 0) {
-        fb_buf_free(&b);
-        return NULL;
-    }
-    return fb_buf_steal(&b, len);
+    return splice_end(&b, p, s, rc, len);
 }
