@@ -229,7 +229,12 @@ say "build: $MAKE all unit"
 if $MAKE --no-print-directory all unit; then
     run_units build "unit"
     run_pytest build/fnbox "pytest"
-    [ "${WARM:-1}" = 0 ] || run_warm tests/integration tests/security
+    # the suites whose calls go through fnboxlib.call (the server, MCP and client suites start servers of their
+    # own; mounts, network and C/C++ run cold anyway)
+    [ "${WARM:-1}" = 0 ] || run_warm tests/security tests/integration/test_{arguments,args_text,errors,files}.py \
+        tests/integration/test_{harness_python,lang_php,lang_ruby,large,limits,output,parallel,permissions}.py \
+        tests/integration/test_{request,roundtrip,scratch_root,schema_strict,seed_compat,seed_compat_args}.py \
+        tests/integration/test_{timeout,usage,workspace}.py
 else
     say "build failed"
     FAILED=$((FAILED + 1))

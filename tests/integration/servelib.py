@@ -60,6 +60,10 @@ class Server:
         self.workdir = tempfile.mkdtemp(prefix="fnbox-serve-test.")
         self.log_path = os.path.join(self.workdir, "server.log")
         self.log = open(self.log_path, "wb")
+        # No warm pools unless the test asks for them (test_serve_warm.py): their sandboxes' processes, threads
+        # and descriptors would count in the other tests' accounting of what the server holds.
+        if "--warm" not in args:
+            args = (*args, "--warm", "none")
         argv = [exe or FNBOX, "serve", "--listen", listen, *args]
         self.started = time.time()  # cgroups older than this are another process's (a reused pid)
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log,

@@ -262,3 +262,30 @@ def test_a_stop_leaves_no_pooled_sandbox_behind():
     assert srv.exit_code == 0
     assert_nothing_left(srv, mark)
     assert not [p for p in _descendants(srv.proc.pid)], "processes of the server left"
+
+
+def test_load_through_the_pools_leaves_fds_threads_and_memory_flat():
+    """A burst of warm and cold calls; once the pools are full again, the server holds what it held before."""
+    with Server("--warm", "python=2,javascript=1", "--max-concurrency", "4") as srv:
+        wait_full(srv)
+        wait_full(srv, "javascript")
+        time.sleep(1.2)  # a sweep has measured them
+
+        def state():
+            return srv.fd_count(), srv.pid_status("Threads"), len(_descendants(srv.proc.pid))
+
+        fds0, threads0, procs0 = state()
+        rss0 = srv.pid_status("VmRSS")
+        requests = [{"language": lang, "code": code, "args": [i]}
+                    for i in range(40)
+                    for lang, code in (("python", "def f(x):\n    return x * 2\n"),
+                                       ("javascript", "function f(x) { return x * 2; }"))]
+        with concurrent.futures.ThreadPoolExecutor(6) as ex:
+            results = list(ex.map(lambda r: post(srv, r), requests))
+        for (status, res), r in zip(results, requests):
+            assert status == 200 and res["result"] == r["args"][0] * 2, res
+        wait_full(srv)
+        wait_full(srv, "javascript")
+        wait_for(lambda: state() == (fds0, threads0, procs0), timeout=15,
+                 what=f"fds, threads, processes back to {(fds0, threads0, procs0)} (now {state()})")
+        assert srv.pid_status("VmRSS") - rss0 < 16 * 1024, "RSS grew by more than 16 MiB"
