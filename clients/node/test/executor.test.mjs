@@ -85,7 +85,8 @@ async function startServer(cwd) {
   const token = randomBytes(24).toString('hex');
   const tokenFile = path.join(root, 'tokens');
   fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-  const child = spawn(FNBOX, ['serve', '--listen', '127.0.0.1:0', '--token-file', tokenFile], {
+  // --warm none: the tests count the server's processes, which a warm pool's sandboxes would add to
+  const child = spawn(FNBOX, ['serve', '--listen', '127.0.0.1:0', '--token-file', tokenFile, '--warm', 'none'], {
     cwd,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
