@@ -14,24 +14,27 @@ from fnboxlib import FNBOX, assert_no_survivors, check_sanitizers, describe, hos
 
 
 def sleeper(mark, lang="python"):
-    """A function that starts a child marked with `mark`, says 'started', then sleeps."""
+    """A function that says 'started', starts a child marked with `mark`, then sleeps. 'started' is written
+    first: once the test sees the child, the line is in fnbox's pipe, whenever the test then signals."""
     return {
         "python": ("import subprocess, sys, time\n"
                    "def f():\n"
-                   f"    subprocess.Popen([sys.executable, '-c', 'import time\\ntime.sleep(60)', {mark!r}])\n"
                    "    print('started', flush=True)\n"
+                   f"    subprocess.Popen([sys.executable, '-c', 'import time\\ntime.sleep(60)', {mark!r}])\n"
                    "    time.sleep(60)\n"),
         "javascript": ("const cp = require('child_process');\n"
                        "function f() {\n"
-                       f"  cp.spawn(process.execPath, ['-e', 'setTimeout(() => {{}}, 60000)', {json.dumps(mark)}], {{ stdio: 'ignore' }});\n"
                        "  console.log('started');\n"
+                       f"  cp.spawn(process.execPath, ['-e', 'setTimeout(() => {{}}, 60000)', {json.dumps(mark)}], {{ stdio: 'ignore' }});\n"
                        "  return new Promise(() => {});\n}\n"),
         "ruby": ("def f\n"
+                 "  puts 'started'\n  $stdout.flush\n"
                  f"  spawn('/usr/bin/ruby', '--disable-gems', '-e', 'sleep 60', {json.dumps(mark)})\n"
-                 "  puts 'started'\n  $stdout.flush\n  sleep 60\nend\n"),
+                 "  sleep 60\nend\n"),
         "php": ("function f() {\n"
+                "  echo \"started\\n\";\n"
                 f"  $p = proc_open([PHP_BINARY, '-r', 'sleep(60);', {json.dumps(mark)}], [], $pipes);\n"
-                "  echo \"started\\n\";\n  sleep(60);\n}\n"),
+                "  sleep(60);\n}\n"),
     }[lang]
 
 
