@@ -342,14 +342,13 @@ char *fb_json_dumps_texts(const json_t *v, size_t flags, const fb_json_texts *t,
         *len = strlen(s);
         return s;
     }
+    /* A string that only looks like a reference (the marker is random per process: a request cannot know
+     * it, but a fuzzer that watches comparisons learns it) is not one: it stays as it was. */
     size_t total = strlen(s);
     for (const char *h = hit; h; h = strstr(h + nl, needle)) {
         size_t i, used;
-        if (!ref_index(h + nl, t, &i, &used)) {
-            free(s);
-            return NULL;
-        }
-        total += t->v[i].len;
+        if (ref_index(h + nl, t, &i, &used))
+            total += t->v[i].len;
     }
     fb_buf b;
     fb_buf_init(&b, (size_t)-1 / 2);
@@ -357,9 +356,13 @@ char *fb_json_dumps_texts(const json_t *v, size_t flags, const fb_json_texts *t,
     const char *p = s;
     while (rc == 0 && hit) {
         size_t i = 0, used = 0;
-        (void)ref_index(hit + nl, t, &i, &used);
-        rc = fb_buf_append(&b, p, (size_t)(hit - p)) < 0 || fb_buf_append(&b, t->v[i].text, t->v[i].len) < 0 ? -1 : 0;
-        p = hit + nl + used;
+        if (ref_index(hit + nl, t, &i, &used)) {
+            rc = fb_buf_append(&b, p, (size_t)(hit - p)) < 0 || fb_buf_append(&b, t->v[i].text, t->v[i].len) < 0 ? -1 : 0;
+            p = hit + nl + used;
+        } else { /* kept as it is, up to the next place to look */
+            rc = fb_buf_append(&b, p, (size_t)(hit - p) + (size_t)nl) < 0 ? -1 : 0;
+            p = hit + nl;
+        }
         hit = strstr(p, needle);
     }
     return splice_end(&b, p, s, rc, len);

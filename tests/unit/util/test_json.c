@@ -438,12 +438,50 @@ static void test_plain_documents(void **state)
     json_decref(v);
 }
 
+/* A string that looks like a text reference but names none (a forged index) is written back as it was: the
+ * fuzzer learned the process's marker and made one, and the harness input could not be built. */
+static void test_forged_text_reference(void **state)
+{
+    (void)state;
+    fb_json_texts t = {0};
+    json_t *ref = fb_json_texts_ref(&t, "[1,2]", 5);
+    assert_non_null(ref);
+    const char *r = json_string_value(ref);
+    size_t rlen = json_string_length(ref);
+    char forged[128];
+    assert_true(rlen + 4 < sizeof forged);
+    memcpy(forged, r, rlen);
+    size_t at = rlen;
+    while (at > 0 && forged[at - 1] >= '0' && forged[at - 1] <= '9')
+        at--; /* the index's digits: replaced by one that names nothing, then by junk */
+    json_t *doc = json_array();
+    json_array_append_new(doc, ref);
+    memcpy(forged + at, "7", 2);
+    json_array_append_new(doc, json_stringn(forged, at + 1));
+    memcpy(forged + at, "x;", 3);
+    json_array_append_new(doc, json_stringn(forged, at + 2));
+    size_t len = 0;
+    char *out = fb_json_dumps_texts(doc, JSON_COMPACT, &t, &len);
+    assert_non_null(out);
+    json_error_t jerr;
+    json_t *back = json_loadb(out, len, JSON_ALLOW_NUL, &jerr);
+    assert_non_null(back);
+    assert_int_equal(json_array_size(back), 3);
+    assert_true(json_is_array(json_array_get(back, 0)) && json_array_size(json_array_get(back, 0)) == 2);
+    assert_true(json_equal(json_array_get(back, 1), json_array_get(doc, 1)));
+    assert_true(json_equal(json_array_get(back, 2), json_array_get(doc, 2)));
+    json_decref(back);
+    free(out);
+    json_decref(doc);
+    fb_json_texts_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_table), cmocka_unit_test(test_malformed_table),
         cmocka_unit_test(test_error_position),  cmocka_unit_test(test_bignum_detection),
-        cmocka_unit_test(test_forged_marker),   cmocka_unit_test(test_long_numbers),
+        cmocka_unit_test(test_forged_marker),   cmocka_unit_test(test_forged_text_reference),   cmocka_unit_test(test_long_numbers),
         cmocka_unit_test(test_flags),           cmocka_unit_test(test_plain_documents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
