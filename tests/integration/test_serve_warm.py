@@ -11,7 +11,8 @@ import time
 import pytest
 
 from fnboxlib import FNBOX, marker, require_binary
-from servelib import Server, assert_nothing_left, wait_for
+from fnboxlib import host_pids_matching
+from servelib import Server, assert_nothing_left, sleeper_request, wait_for
 
 # What a call finds of earlier calls: files in /workspace and /tmp, the process environment and the
 # interpreter's module state.
@@ -289,3 +290,26 @@ def test_load_through_the_pools_leaves_fds_threads_and_memory_flat():
         wait_for(lambda: state() == (fds0, threads0, procs0), timeout=15,
                  what=f"fds, threads, processes back to {(fds0, threads0, procs0)} (now {state()})")
         assert srv.pid_status("VmRSS") - rss0 < 16 * 1024, "RSS grew by more than 16 MiB"
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
+def test_a_client_hanging_up_kills_its_warm_run(streamed):
+    """The run of a warm call ends when its client goes (its sandbox, the child it started included), and the
+    pool refills."""
+    mark = marker()
+    with Server("--warm", "python=1") as srv:
+        wait_full(srv)
+        s = srv.raw_socket()
+        body = json.dumps(sleeper_request(mark, seconds=60)).encode()
+        accept = b"Accept: application/x-ndjson\r\n" if streamed else b""
+        s.sendall(b"POST /v1/call HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + accept +
+                  b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        wait_for(lambda: host_pids_matching(mark), what="the marked child seen in /proc")
+        assert pools(srv)["python"]["idle"] == 0  # the pool's one sandbox runs it
+        s.close()
+        wait_for(lambda: not host_pids_matching(mark), timeout=5, what="the sandbox's processes gone")
+        wait_full(srv)
+        status, res = post(srv, {"language": "python", "code": "def f():\n    return 7\n"})
+        assert res["result"] == 7 and res["meta"].get("warm") is True
+        assert pools(srv)["python"]["served"] == 2
+    assert_nothing_left(srv, mark)
