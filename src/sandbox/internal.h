@@ -150,6 +150,7 @@ struct fb_sandbox {
     int program_fd;           /* its pidfd (-1: none) */
     bool prepared;            /* prepared and not yet run */
     bool input_later;         /* prepared: keep the input pipe, whatever spec->input says */
+    uint64_t inherited_rss;   /* prepared: our RSS when init was cloned, which init's own maxrss reflects */
 };
 #define FB_SANDBOX_CREATE_TIMEOUT_S 30 /* a long-lived sandbox's init has this long to build its root */
 
@@ -193,6 +194,7 @@ typedef struct fb_sandbox_oneshot {
     void (*on_input_written)(void *ctx); /* fb_sandbox_spec's */
     void *input_ctx;
     bool started;
+    uint64_t inherited_rss;  /* a prepared sandbox's: our RSS when init was cloned (0: now) */
 } fb_sandbox_oneshot;
 int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_sandbox_outcome *out, fb_error *err);
 /* After it: peak memory, OOM kill, the result channel into out. */
@@ -239,7 +241,10 @@ typedef struct fb_supervise_io {
     void *ctx;
     void (*on_output)(void *ctx, int stream, const char *data, size_t len); /* fb_sandbox_spec's */
     void *output_ctx;
+    uint64_t inherited_rss;  /* what init and the program started with (our RSS at the clone); 0: ours now */
 } fb_supervise_io;
+/* Our resident set now (0 if unknown): what a clone of us starts with. */
+uint64_t fb_own_rss_bytes(void);
 /* Waits for init to exit (or the deadline / cancel, then kills it), draining output.
  * Fills out's timing, status and buffers; report_msg gets a setup failure text, if any. */
 int fb_supervise(const fb_supervise_io *io, const fb_sandbox_limits *lim, fb_sandbox_outcome *out,

@@ -140,7 +140,13 @@ int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *
     fb_sandbox_struct_init(sb, spec);
     sb->input_later = true;
     fb_sandbox_outcome_init(spec, &sb->setup);
-    if (fb_sandbox_start(sb, false, &sb->setup, err) < 0 || await_started(sb, err) < 0 || await_exec(sb, err) < 0) {
+    /* init is a copy of us: its peak RSS, which the call's usage is read from, starts at ours now, which a
+     * later call's supervisor could no longer tell (a large request handled meanwhile and freed) */
+    uint64_t before = fb_own_rss_bytes();
+    int started = fb_sandbox_start(sb, false, &sb->setup, err);
+    uint64_t after = fb_own_rss_bytes();
+    sb->inherited_rss = before > after ? before : after;
+    if (started < 0 || await_started(sb, err) < 0 || await_exec(sb, err) < 0) {
         fb_sandbox_destroy(sb);
         return -1;
     }
@@ -297,7 +303,7 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
     fb_sandbox_oneshot run = {.input = call->input, .input_len = call->input_len, .cancel_fd = call->cancel_fd,
                               .limits = &lim, .on_output = call->on_output, .output_ctx = call->output_ctx,
                               .on_input_written = call->on_input_written, .input_ctx = call->input_ctx,
-                              .started = true};
+                              .started = true, .inherited_rss = sb->inherited_rss};
     if (fb_sandbox_supervise_one(sb, &run, out, err) < 0)
         return -1;
     /* the call's CPU time, not the start-up that ran before it was asked for */

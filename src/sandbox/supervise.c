@@ -150,7 +150,7 @@ static int loop(const fb_supervise_io *io, sv_state *st, fb_sandbox_outcome *out
 /* Our own resident set now, right after the clone: the namespace's init is a copy of this process and the
  * program a fork of init, so both start with a copy of every page we hold (the request, the call input...)
  * and the kernel counts that copy in their ru_maxrss (the program's, through exec). 0 if unknown. */
-static uint64_t own_rss_bytes(void)
+uint64_t fb_own_rss_bytes(void)
 {
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -229,7 +229,7 @@ int fb_supervise(const fb_supervise_io *io, const fb_sandbox_limits *lim, fb_san
                    }};
     fb_buf_init(&st.report, report_cap > 0 ? report_cap - 1 : 0);
     double start = now_ms();
-    uint64_t inherited = own_rss_bytes();
+    uint64_t inherited = io->inherited_rss ? io->inherited_rss : fb_own_rss_bytes();
     st.deadline = start + lim->timeout_s * 1e3;
     if (fb_defence_disabled("timeout")) /* test builds: no deadline (a year) */
         st.deadline = start + 365 * 86400e3;
