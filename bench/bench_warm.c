@@ -189,6 +189,20 @@ static void load(const char *mode, const char *lang, int clients, double seconds
 
 /* ---- idle memory ---- */
 
+/* A process's parent and resident set (KiB) from /proc/<pid>/status; left as they are when unreadable. */
+static void ppid_and_rss(int pid, int *ppid, long *rss)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        sscanf(line, "PPid: %d", ppid);
+        sscanf(line, "VmRSS: %ld", rss);
+    }
+    if (f)
+        fclose(f);
+}
+
 /* The resident set (kB) of this process's descendants whose command line holds needle, and of their
  * parents (each sandbox's init). */
 static long rss_kb_of(const char *needle)
@@ -210,26 +224,10 @@ static long rss_kb_of(const char *needle)
         buf[n] = '\0';
         if (!strstr(buf, needle))
             continue;
-        snprintf(path, sizeof path, "/proc/%d/status", pid);
-        f = fopen(path, "r");
-        int ppid = 0;
-        long rss = 0;
-        while (f && fgets(buf, sizeof buf, f)) {
-            sscanf(buf, "PPid: %d", &ppid);
-            sscanf(buf, "VmRSS: %ld", &rss);
-        }
-        if (f)
-            fclose(f);
-        snprintf(path, sizeof path, "/proc/%d/status", ppid); /* init, forked from this process */
-        f = fopen(path, "r");
-        long init_rss = 0;
-        int grandparent = 0;
-        while (f && fgets(buf, sizeof buf, f)) {
-            sscanf(buf, "PPid: %d", &grandparent);
-            sscanf(buf, "VmRSS: %ld", &init_rss);
-        }
-        if (f)
-            fclose(f);
+        int ppid = 0, grandparent = 0;
+        long rss = 0, init_rss = 0;
+        ppid_and_rss(pid, &ppid, &rss);
+        ppid_and_rss(ppid, &grandparent, &init_rss); /* init, forked from this process */
         if (grandparent == getpid())
             kb += rss + init_rss;
     }
