@@ -39,6 +39,8 @@
 // times followed by `*?*?...` up to 4096 bytes took 5 s per test of a 4095-byte path at -O2 (over 60 s in
 // the tests/fuzz build), and the rule engine tests every rule on every file operation; at 64 KiB the worst
 // is ~0.3 s, and 1024 alternatives of up to 63 bytes each still fit.
+// Compiling is linear too: a `[` that never closes is a literal, and the scans that found so are remembered
+// per segment (a run of 4095 unclosed `[` took 18 s in the fuzz build when each one rescanned the rest).
 #ifndef FB_GLOB_H
 #define FB_GLOB_H
 #include <stdbool.h>

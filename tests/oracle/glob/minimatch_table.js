@@ -312,6 +312,20 @@ const CAPS = [
 for (const [p, paths] of CAPS)
     add('caps', p, paths);
 
+// Dense class syntax: runs of `[` that may or may not close, escaped and first-member `]`, ranges, POSIX
+// names cut short. fs/glob.c remembers which scan states never close a class (a run of unclosed `[` was
+// quadratic); these rows check that it closes exactly the classes minimatch closes. Last in the table, so
+// the rows above stay as they were.
+const BRACKETS = ['[', '[', '[', ']', ']', '\\', '\\]', '-', '!', '^', '[:alpha:]', '[:', ':]', 'a', 'b', 'é', '*', '?',
+    '[]', '[!', 'a-', '-]'];
+for (let i = 0; i < 120 * SCALE; i++) {
+    let p = '';
+    for (let k = 2 + int(14); k > 0; k--)
+        p += pick(BRACKETS);
+    const literal = p.replace(/\\(.)/g, '$1');
+    add('brackets', p, pathsFor(p).concat([literal, literal + 'a', 'a' + literal, '[', '[[', '[a', ']', 'a]']));
+}
+
 let out = JSON.stringify({ minimatch: mmVersion, node: process.version, rows: rows.length }) + '\n';
 for (const r of rows)
     out += JSON.stringify(r) + '\n';

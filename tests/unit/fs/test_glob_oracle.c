@@ -393,6 +393,7 @@ CATEGORY(mixed)
 CATEGORY(extglob)
 CATEGORY(dotslash)
 CATEGORY(caps)
+CATEGORY(brackets)
 
 /* Every documented difference is still one (runs after the categories). */
 static void test_exceptions_still_needed(void **state)
@@ -415,7 +416,7 @@ int main(void)
         cmocka_unit_test(test_question),  cmocka_unit_test(test_class),      cmocka_unit_test(test_escape),
         cmocka_unit_test(test_brace),     cmocka_unit_test(test_globstar),   cmocka_unit_test(test_dots),
         cmocka_unit_test(test_negation),  cmocka_unit_test(test_mixed),      cmocka_unit_test(test_extglob),
-        cmocka_unit_test(test_dotslash),  cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_dotslash),  cmocka_unit_test(test_caps),      cmocka_unit_test(test_brackets),
         cmocka_unit_test(test_exceptions_still_needed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
