@@ -148,6 +148,7 @@ struct fb_sandbox {
     int root_fd;              /* a long-lived sandbox's root (O_PATH), for fb_sandbox_root */
     pid_t program;            /* a prepared sandbox's program (prepared.c), as our PID namespace sees it */
     int program_fd;           /* its pidfd (-1: none) */
+    int ns_held[2];           /* prepared: the program's and init's mount namespaces, held (see prepared.c) */
     bool prepared;            /* prepared and not yet run */
     bool input_later;         /* prepared: keep the input pipe, whatever spec->input says */
     uint64_t inherited_rss;   /* prepared: our RSS when init was cloned, which init's own maxrss reflects */

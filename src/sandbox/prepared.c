@@ -128,6 +128,21 @@ static void await_idle(const fb_sandbox *sb)
     }
 }
 
+/* Holds the mount namespaces of the program and of init until the sandbox is destroyed. The last process
+ * to leave a mount namespace tears it down on its way out (every mount unmounted, then an RCU grace period),
+ * and the call waits for both to be gone: about 0.3 ms each here, on every warm call. Held, that work
+ * moves to fb_sandbox_stop, which the pool runs after the answer has gone. Best effort: a namespace that
+ * cannot be opened is only torn down the slow way. */
+static void hold_namespaces(fb_sandbox *sb)
+{
+    pid_t pids[2] = {sb->program, sb->pid};
+    for (int i = 0; i < 2; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)pids[i]);
+        sb->ns_held[i] = open(path, O_RDONLY | O_CLOEXEC);
+    }
+}
+
 int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *err)
 {
     *out = NULL;
@@ -150,6 +165,7 @@ int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *
         fb_sandbox_destroy(sb);
         return -1;
     }
+    hold_namespaces(sb);
     await_idle(sb);
     sb->prepared = true;
     *out = sb;

@@ -721,6 +721,8 @@ void fb_sandbox_stop(fb_sandbox *sb)
     }
     run_fds_close(&sb->f);
     fb_close(&sb->program_fd);
+    fb_close(&sb->ns_held[0]);
+    fb_close(&sb->ns_held[1]);
     fb_bpf_free(&sb->bpf);
     fb_cgroup_destroy(&sb->cg);
 }
@@ -735,6 +737,7 @@ void fb_sandbox_struct_init(fb_sandbox *sb, const fb_sandbox_spec *spec)
     sb->cg.tasks_fd[0] = sb->cg.tasks_fd[1] = -1;
     sb->root_fd = -1;
     sb->program_fd = -1;
+    sb->ns_held[0] = sb->ns_held[1] = -1;
 }
 
 int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err)
