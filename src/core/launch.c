@@ -5,6 +5,7 @@
 
 #include "core/call_files.h"
 #include "core/pool.h"
+#include "core/result.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -141,7 +142,7 @@ static int run_sandbox(const fb_sandbox_spec *spec, fb_pool *pool, fb_sandbox_ou
                             .user_files = spec->user_files, .nuser_files = spec->nuser_files,
                             .keep_scratch = spec->keep_scratch, .on_output = spec->on_output,
                             .output_ctx = spec->output_ctx, .on_input_written = spec->on_input_written,
-                            .input_ctx = spec->input_ctx};
+                            .input_ctx = spec->input_ctx, .result_complete = fb_result_channel_complete};
     int rc = fb_sandbox_run_prepared(warm, &call, out, err);
     fb_pool_spent(pool, warm, rc <= 0);
     if (rc <= 0)

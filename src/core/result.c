@@ -142,6 +142,20 @@ static int check_value(const char *body, size_t len, char *msg, size_t cap)
 
 /* The value's text becomes the result's (o->result is emptied): moved to the front of its own buffer, no
  * copy of a value that may be hundreds of megabytes. */
+bool fb_result_channel_complete(const char *data, size_t len)
+{
+    fb_buf res = {.data = (char *)data, .len = len};
+    size_t off = 0;
+    json_t *h = parse_header(&res, &off);
+    bool complete = h && (!json_is_true(json_object_get(h, "ok")) || off < len);
+    if (complete && json_is_true(json_object_get(h, "ok"))) {
+        fb_json_scan scan = {.reals_in_range = true};
+        complete = fb_json_scan_text(data + off, len - off, &scan) == 0;
+    }
+    json_decref(h);
+    return complete;
+}
+
 static int take_value(fb_result *r, fb_sandbox_outcome *o, size_t off)
 {
     size_t len = o->result.len - off;

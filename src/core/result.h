@@ -31,6 +31,9 @@ fb_result_limits fb_result_limits_of(double timeout_s, const fb_call_limits *lim
 int fb_result_from_error(fb_result *r, const fb_error *err, int exit_code, double duration_ms);
 /* A result from a finished sandbox run and the harness's report on fd 3. */
 int fb_result_from_outcome(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits *lim, fb_error *err);
+/* Whether a result channel's bytes are a whole answer: a header, and with "ok": true a value that is JSON
+ * (fb_sandbox_call.result_complete: a warm call may then end before its processes are gone). */
+bool fb_result_channel_complete(const char *data, size_t len);
 /* A program's outcome judged by how it ended, with no harness (execute requests): exit 0 "success", any
  * other exit "error" with that exitCode; a timeout (124), a cancel (143), a signal (128 + n, "crash", the
  * memory limit named) as for a call. */

@@ -326,6 +326,10 @@ def _exit(status):
         if ns is not None:
             ns.clear()
         _flush_user_streams()
+        # Nothing more is written: closing stdout and stderr tells fnbox that the call may end now, before
+        # the process's teardown (a warm call's answer then waits for it no longer).
+        _os.close(1)
+        _os.close(2)
     except BaseException:
         pass
     _os._exit(status)

@@ -196,6 +196,8 @@ typedef struct fb_sandbox_oneshot {
     void *input_ctx;
     bool started;
     uint64_t inherited_rss;  /* a prepared sandbox's: our RSS when init was cloned (0: now) */
+    bool (*ended)(void *ctx); /* fb_supervise_io's */
+    void *ended_ctx;
 } fb_sandbox_oneshot;
 int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_sandbox_outcome *out, fb_error *err);
 /* After it: peak memory, OOM kill, the result channel into out. */
@@ -243,6 +245,11 @@ typedef struct fb_supervise_io {
     void (*on_output)(void *ctx, int stream, const char *data, size_t len); /* fb_sandbox_spec's */
     void *output_ctx;
     uint64_t inherited_rss;  /* what init and the program started with (our RSS at the clone); 0: ours now */
+    /* Asked, once the input is written and stdout and stderr are closed (not killed), whether the call has
+     * ended although its processes are still tearing down (prepared.c). True ends supervision at once:
+     * init is left alive, unreaped (out->ended_early), for fb_sandbox_stop. NULL: wait for init. */
+    bool (*ended)(void *ctx);
+    void *ended_ctx;
 } fb_supervise_io;
 /* Our resident set now (0 if unknown): what a clone of us starts with. */
 uint64_t fb_own_rss_bytes(void);

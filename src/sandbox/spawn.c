@@ -608,9 +608,10 @@ int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_s
                           .on_input_written = run->on_input_written, .input_ctx = run->input_ctx,
                           .on_started = sb->cg.join == FB_JOIN_PARENT_PROGRAM ? fb_sandbox_join_program : NULL,
                           .ctx = &sb->cg, .on_output = run->on_output, .output_ctx = run->output_ctx,
-                          .inherited_rss = run->inherited_rss};
+                          .inherited_rss = run->inherited_rss, .ended = run->ended, .ended_ctx = run->ended_ctx};
     int rc = fb_supervise(&io, run->limits, out, report, sizeof report, &st, err);
-    sb->pid = -1; /* reaped, even on error */
+    if (!out->ended_early)
+        sb->pid = -1; /* reaped, even on error; else fb_sandbox_stop kills and reaps it */
     if (rc < 0)
         return -1;
     if (report[0])

@@ -159,6 +159,51 @@ def test_the_result_is_the_cold_paths(server):
     assert warm == cold
 
 
+# A warm call may end before its processes are gone (sandbox/prepared.c): once stdout and stderr are closed,
+# the result is complete and every process of the call is exiting. A function that forges a result, closes
+# its streams and runs on must keep the call open until it ends. With the check of every process's exit
+# skipped (FNBOX_DISABLE_DEFENCES=early-end-exiting on a -DFB_DEFENCE_SWITCHES build) the forged answer
+# comes back at once and the test fails (checked).
+FORGER = """
+import os, time
+def f():
+    os.write(3, b'{"ok":true}\\n1')
+    os.close(1)
+    os.close(2)
+    %s
+    return 2
+"""
+
+
+def test_a_warm_call_ends_only_once_every_process_is_exiting(server):
+    wait_full(server)
+    t0 = time.monotonic()
+    status, res = post(server, {"language": "python", "code": FORGER % "time.sleep(0.6)"})
+    took = time.monotonic() - t0
+    assert status == 200 and res["meta"].get("warm") is True, res
+    assert took >= 0.55 and res["usage"]["wallMs"] >= 550, (took, res)
+    assert res.get("result") != 1, res  # not the forged answer: the harness's own came after it
+
+
+def test_a_warm_calls_output_and_files_are_whole(server):
+    """Ended before its teardown, a warm call still has all its output, files and usage."""
+    code = ("import sys\n"
+            "def f():\n"
+            "    for i in range(2000):\n"
+            "        print('line', i)\n"
+            "    print('to stderr', file=sys.stderr)\n"
+            "    open('/workspace/big.txt', 'w').write('y' * 300000)\n"
+            "    return 'done'\n")
+    wait_full(server)
+    status, res = post(server, {"language": "python", "code": code})
+    assert status == 200 and res["status"] == "success" and res["meta"].get("warm") is True, res
+    assert res["stdout"].count("\n") == 2000 and res["stdout"].endswith("line 1999\n"), res["stdout"][-50:]
+    assert res["stderr"] == "to stderr\n"
+    created = {c["path"]: c for c in res["files"]["created"]}
+    assert created["/workspace/big.txt"]["size"] == 300000, created
+    assert res["usage"]["cpuMs"] > 0 and res["usage"]["peakMemoryBytes"] > 1 << 20, res["usage"]
+
+
 @pytest.mark.parametrize("extra", [
     {"permissions": {"env": {"A": "1"}}},
     {"limits": {"memoryBytes": 128 * 1024 * 1024}},
