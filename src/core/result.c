@@ -212,10 +212,13 @@ static int from_header(fb_result *r, fb_sandbox_outcome *o, json_t *h, size_t of
         int rc = accept_value(r, o, off, lim);
         *exit_code = rc == 0 ? 0 : 1;
         /* Killed while writing the value (the memory limit, a signal): the signal tells what happened, not
-         * the half-written text. SIGXFSZ there is the result channel (a file) outgrowing fileSizeBytes. */
+         * the half-written text. SIGXFSZ there is the result channel (a file) outgrowing fileSizeBytes. A
+         * SIGKILL that neither the memory limit nor fnbox sent is the JavaScript harness ending itself once
+         * the value was written (javascript_harness.js, reallyExit): the value's own fault stands. */
+        bool own_kill = o->term_signal == SIGKILL && !o->oom_killed && !o->timed_out && !o->cancelled;
         if (rc == 1 && o->term_signal == SIGXFSZ && !o->oom_killed)
             fsize_error(r, lim);
-        else if (rc == 1 && o->term_signal) {
+        else if (rc == 1 && o->term_signal && !own_kill) {
             from_status(r, o, lim, exit_code);
         }
         return rc < 0 ? -1 : 0;

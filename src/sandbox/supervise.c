@@ -28,12 +28,18 @@ typedef struct sv_state {
     size_t input_off;
     bool killed;
     bool ended_early;  /* io->ended said so: init is alive, not ours to reap */
-    double early_wait; /* ms between two asks of io->ended */
+    double early_wait; /* ms until the next ask of io->ended */
+    bool early_fast;   /* stdout and stderr were closed when early_wait was set */
     double deadline;
 } sv_state;
 
-#define EARLY_FIRST_MS 0.1 /* the harness closes stdout and stderr just before it exits */
-#define EARLY_MAX_MS 4.0   /* a program that closed them itself and runs on is asked this seldom */
+/* How often io->ended is asked: from EARLY_FIRST_MS, doubling, up to EARLY_MAX_MS once stdout and stderr are
+ * closed (a harness closes them right before it exits: the answer is near) and EARLY_SLOW_MS before (a
+ * runtime that leaves them to its exit is found exiting on this schedule; a long call is asked this seldom). */
+#define EARLY_FIRST_MS 0.1
+#define EARLY_MAX_MS 4.0
+#define EARLY_SLOW_FIRST_MS 0.25
+#define EARLY_SLOW_MS 20.0
 
 static double now_ms(void)
 {
@@ -117,12 +123,36 @@ static bool busy(const sv_state *st)
            st->pfd[SV_REPORT].fd >= 0;
 }
 
-/* The call may have ended before init did: its input is in, its output streams are closed, nothing
- * killed it; io->ended decides. */
+/* The call may have ended before init did: its input is in and nothing killed it; io->ended decides. */
 static bool may_end_early(const fb_supervise_io *io, const sv_state *st)
 {
-    return io->ended && !st->killed && st->pfd[SV_OUT].fd < 0 && st->pfd[SV_ERR].fd < 0 &&
-           st->pfd[SV_STARTED].fd < 0 && (!io->input_fd || *io->input_fd < 0);
+    return io->ended && !st->killed && st->pfd[SV_STARTED].fd < 0 && (!io->input_fd || *io->input_fd < 0);
+}
+
+/* The next wait before asking io->ended again, on the schedule above. */
+static double next_early_wait(sv_state *st)
+{
+    bool fast = st->pfd[SV_OUT].fd < 0 && st->pfd[SV_ERR].fd < 0;
+    if (fast && !st->early_fast) { /* the streams just closed: ask soon */
+        st->early_fast = true;
+        st->early_wait = EARLY_FIRST_MS;
+    }
+    double wait = st->early_wait, cap = fast ? EARLY_MAX_MS : EARLY_SLOW_MS;
+    st->early_wait = wait * 2 < cap ? wait * 2 : cap;
+    return wait;
+}
+
+/* Ended early: what the program wrote before it began exiting is in the pipes, and no process of the call
+ * writes any more; read it all without waiting for EOF (the exiting processes still hold the write ends). */
+static void drain_rest(const fb_supervise_io *io, sv_state *st, fb_sandbox_outcome *out)
+{
+    fb_buf *bufs[] = {[SV_OUT] = &out->out, [SV_ERR] = &out->errout};
+    for (int i = SV_OUT; i <= SV_ERR; i++) {
+        struct pollfd p = {.fd = st->pfd[i].fd, .events = POLLIN};
+        while (p.fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)))
+            if (drain(io, i == SV_OUT ? 1 : 2, p.fd, bufs[i]))
+                p.fd = st->pfd[i].fd = -1;
+    }
 }
 
 static struct timespec ms_to_timespec(double ms)
@@ -133,20 +163,23 @@ static struct timespec ms_to_timespec(double ms)
 
 static int loop(const fb_supervise_io *io, sv_state *st, fb_sandbox_outcome *out, fb_error *err)
 {
-    st->early_wait = EARLY_FIRST_MS;
+    st->early_wait = EARLY_SLOW_FIRST_MS;
+    double next_ask = 0;
     while (busy(st)) {
         bool early = may_end_early(io, st);
-        if (early && io->ended(io->ended_ctx)) {
-            st->ended_early = true;
-            return 0;
+        if (early && (now_ms() >= next_ask || (st->pfd[SV_OUT].fd < 0 && st->pfd[SV_ERR].fd < 0 && !st->early_fast))) {
+            if (io->ended(io->ended_ctx)) {
+                drain_rest(io, st, out);
+                st->ended_early = true;
+                return 0;
+            }
+            next_ask = now_ms() + next_early_wait(st);
         }
         struct timespec ts, *timeout = NULL;
         if (!st->killed) {
             double left = st->deadline - now_ms();
-            if (early && st->early_wait < left) {
-                left = st->early_wait;
-                st->early_wait = st->early_wait * 2 < EARLY_MAX_MS ? st->early_wait * 2 : EARLY_MAX_MS;
-            }
+            if (early && next_ask - now_ms() < left)
+                left = next_ask - now_ms();
             ts = ms_to_timespec(left);
             timeout = &ts;
         }

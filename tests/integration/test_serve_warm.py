@@ -142,13 +142,23 @@ def test_files_limits_and_timeouts_of_the_request_apply_to_a_warm_call(server):
     assert [c["path"] for c in res["files"]["created"] if c["path"].endswith("out.txt")] == ["/workspace/out.txt"]
 
 
-def test_the_result_is_the_cold_paths(server):
-    """The same request through the warm pool and through `fnbox call`: the same answer but for timings."""
-    request = {"language": "python",
-               "code": "import sys\ndef f(a, b=2):\n    print('out'); print('err', file=sys.stderr)\n"
+SAME_ANSWER = {
+    "python": {"code": "import sys\ndef f(a, b=2):\n    print('out'); print('err', file=sys.stderr)\n"
                        "    open('/workspace/n.txt', 'w').write('n')\n    return {'sum': a + b}\n",
-               "args": [1], "kwargs": {"b": 5}, "files": {"/workspace/old.txt": "o"}}
-    wait_full(server)
+               "args": [1], "kwargs": {"b": 5}},
+    # the 'exit' listener writes after the result: the harness's fast exit comes after the listeners
+    "javascript": {"code": "const fs = require('fs');\nfunction f(a, b) {\n  console.log('out'); console.error('err');\n"
+                           "  process.on('exit', () => console.log('bye'));\n"
+                           "  fs.writeFileSync('/workspace/n.txt', 'n');\n  return {sum: a + b};\n}\n",
+                   "args": [1, 5]},
+}
+
+
+@pytest.mark.parametrize("lang", sorted(SAME_ANSWER))
+def test_the_result_is_the_cold_paths(server, lang):
+    """The same request through the warm pool and through `fnbox call`: the same answer but for timings."""
+    request = {"language": lang, **SAME_ANSWER[lang], "files": {"/workspace/old.txt": "o"}}
+    wait_full(server, lang)
     _, warm = post(server, request)
     cold = json.loads(subprocess.run([FNBOX, "call", "-"], input=json.dumps(request).encode(),
                                      capture_output=True, check=True).stdout)
