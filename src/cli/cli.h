@@ -32,6 +32,34 @@ typedef struct cli_request_verb {
     int (*run)(const char *request, size_t len, const fnbox_call_options *options, char **result, size_t *result_len);
 } cli_request_verb;
 int cli_run_request(const cli_request_verb *v, int argc, char **argv);
+/* A verb's options as a table: "--name value" or "--name=value". set takes the value (0, or -1 after printing
+ * why); ctx is the verb's own. */
+typedef struct cli_option {
+    const char *name;
+    int (*set)(void *ctx, const char *opt, const char *value);
+} cli_option;
+/* argv[*i] read through table (n entries); *i moves past what was used. 0, or -1 after printing why (an
+ * unknown option, a missing value, or set's own reason) as verb's. */
+int cli_parse_option(const char *verb, const cli_option *table, size_t n, void *ctx, int argc, char **argv,
+                     int *i);
+
+/* --warm LANG=N[,LANG=N...]|none and --warm-memory BYTES, as every verb that keeps warm pools reads them
+ * (fnbox serve, fnbox mcp; warm.c). CLI_WARM_DEFAULT: the engine's "default" pools, its default memory cap. */
+typedef struct cli_warm {
+    char warm[1024];           /* the options' "warm" member: "default", {"lang": n, ...}, or "" for none */
+    unsigned long long memory; /* --warm-memory; 0: the engine's default */
+    char options[1200];        /* cli_warm_options' text */
+} cli_warm;
+#define CLI_WARM_DEFAULT {.warm = "\"default\""}
+/* Each takes an option's value: NULL when it is valid (kept in w), else why not, for the verb to print. */
+const char *cli_warm_set(cli_warm *w, const char *value);
+const char *cli_warm_set_memory(cli_warm *w, const char *value);
+/* fnbox_engine_open's options from w; NULL for --warm none. */
+const char *cli_warm_options(cli_warm *w);
+/* Opens the engine w asks for (*engine NULL for --warm none; the caller closes it with fnbox_engine_close).
+ * CLI_EXIT_OK, or the exit code after printing why, naming --warm and verb: CLI_EXIT_USAGE when the engine
+ * refused the options (a language with no runtime here), CLI_EXIT_FAILURE when it could not start. */
+int cli_warm_open(cli_warm *w, const char *verb, fnbox_engine **engine);
 int cli_doctor(int argc, char **argv);
 int cli_infer(int argc, char **argv);
 int cli_serve(int argc, char **argv);

@@ -14,6 +14,7 @@
 
 static const char k_help[] =
     "usage: fnbox mcp [--config FILE] [--output-bytes N] [--timeout S] [--max-timeout S]\n"
+    "                 [--warm LANG=N[,LANG=N...]|none] [--warm-memory BYTES]\n"
     "\n"
     "Serves the Model Context Protocol on stdin/stdout (JSON-RPC, one message per line; logs on stderr) for\n"
     "one client: tools run_code and call_function (a fresh sandbox each), exec_command, read_file,\n"
@@ -29,6 +30,13 @@ static const char k_help[] =
     "                      tail kept\n"
     "  --timeout S         a run's timeout when the call gives none (default 30)\n"
     "  --max-timeout S     the largest timeout a call may ask for (default 300; at most 3600)\n"
+    "  --warm LANG=N[,LANG=N...]|none\n"
+    "                      sandboxes kept ready per language for call_function, as for `fnbox serve`:\n"
+    "                      each built ahead with its runtime started, serving one call only (0-64\n"
+    "                      each; default: 1 for each of python, javascript, ruby, php whose runtime is\n"
+    "                      here); a call no ready sandbox fits (C, C++, an empty pool) runs cold\n"
+    "  --warm-memory BYTES no new ready sandbox once the ready ones hold this much memory (K, M, G\n"
+    "                      suffixes; default 1G)\n"
     "  -h, --help          this help\n"
     "\n"
     "Safe defaults: no network, no host files, no host environment in any sandbox.\n"
@@ -51,47 +59,85 @@ static int seconds(const char *opt, const char *v, double *out)
     return 0;
 }
 
-static int load_config(const char *path, fb_mcp_config *cfg)
+/* What the command line sets: the server's configuration and the warm pools'. */
+typedef struct mcp_options {
+    fb_mcp_config cfg;
+    cli_warm warm;
+} mcp_options;
+
+static int set_config(void *ctx, const char *opt, const char *v)
 {
+    mcp_options *o = ctx;
     char *text = NULL, err[512];
     size_t len = 0;
-    if (cli_read_input(path, &text, &len) < 0)
-        return bad("--config", path, strerror(errno));
-    int rc = fb_mcp_config_parse(text, len, cfg, err, sizeof err);
+    if (cli_read_input(v, &text, &len) < 0)
+        return bad(opt, v, strerror(errno));
+    int rc = fb_mcp_config_parse(text, len, &o->cfg, err, sizeof err);
     free(text);
-    return rc < 0 ? bad("--config", path, err) : 0;
+    return rc < 0 ? bad(opt, v, err) : 0;
 }
 
-static int parse_args(int argc, char **argv, fb_mcp_config *cfg)
+static int set_output_bytes(void *ctx, const char *opt, const char *v)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = strcmp(a, "--config") == 0 || strcmp(a, "--output-bytes") == 0 || strcmp(a, "--timeout") == 0 ||
-                     strcmp(a, "--max-timeout") == 0;
-        if (!takes)
-            return bad("option", a, "unknown");
-        if (!v)
-            return bad(a, "", "needs a value");
-        int rc = 0;
-        if (strcmp(a, "--config") == 0) {
-            rc = load_config(v, cfg);
-        } else if (strcmp(a, "--output-bytes") == 0) {
-            char *end = NULL;
-            errno = 0;
-            unsigned long n = strtoul(v, &end, 10);
-            if (errno || end == v || *end || n < 256 || n > FB_MCP_MAX_OUTPUT_BYTES)
-                return bad(a, v, "must be a number of bytes from 256 to 16777216");
-            cfg->output_bytes = n;
-        } else if (strcmp(a, "--timeout") == 0) {
-            rc = seconds(a, v, &cfg->timeout_s);
-        } else {
-            rc = seconds(a, v, &cfg->max_timeout_s);
-        }
-        if (rc < 0)
-            return -1;
-        i++;
-    }
+    mcp_options *o = ctx;
+    char *end = NULL;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno || end == v || *end || n < 256 || n > FB_MCP_MAX_OUTPUT_BYTES)
+        return bad(opt, v, "must be a number of bytes from 256 to 16777216");
+    o->cfg.output_bytes = n;
     return 0;
+}
+
+static int set_timeout(void *ctx, const char *opt, const char *v)
+{
+    return seconds(opt, v, &((mcp_options *)ctx)->cfg.timeout_s);
+}
+
+static int set_max_timeout(void *ctx, const char *opt, const char *v)
+{
+    return seconds(opt, v, &((mcp_options *)ctx)->cfg.max_timeout_s);
+}
+
+/* --warm and --warm-memory: `fnbox serve`'s options, read by the same code (warm.c). */
+static int set_warm(void *ctx, const char *opt, const char *v)
+{
+    const char *why = cli_warm_set(&((mcp_options *)ctx)->warm, v);
+    return why ? bad(opt, v, why) : 0;
+}
+
+static int set_warm_memory(void *ctx, const char *opt, const char *v)
+{
+    const char *why = cli_warm_set_memory(&((mcp_options *)ctx)->warm, v);
+    return why ? bad(opt, v, why) : 0;
+}
+
+static const cli_option k_options[] = {
+    {"--config", set_config},   {"--output-bytes", set_output_bytes}, {"--timeout", set_timeout},
+    {"--max-timeout", set_max_timeout}, {"--warm", set_warm},         {"--warm-memory", set_warm_memory},
+};
+
+static int parse_args(int argc, char **argv, mcp_options *o)
+{
+    for (int i = 1; i < argc; i++)
+        if (cli_parse_option("mcp", k_options, sizeof k_options / sizeof *k_options, o, argc, argv, &i) < 0)
+            return -1;
+    return 0;
+}
+
+/* Serves the client with the warm pools open (none for --warm none); the engine closes only once the server
+ * is gone, every run of call_function returned. */
+static int serve_stdio(mcp_options *o, int stop)
+{
+    fnbox_engine *engine = NULL;
+    int code = cli_warm_open(&o->warm, "mcp", &engine);
+    if (code != CLI_EXIT_OK)
+        return code;
+    int rc = fb_mcp_stdio_run(&o->cfg, engine, STDIN_FILENO, STDOUT_FILENO, stop);
+    if (rc < 0)
+        fprintf(stderr, "fnbox mcp: reading stdin: %s\n", strerror(errno));
+    fnbox_engine_close(engine);
+    return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
 int cli_mcp(int argc, char **argv)
@@ -101,21 +147,22 @@ int cli_mcp(int argc, char **argv)
             fputs(k_help, stdout);
             return CLI_EXIT_OK;
         }
-    fb_mcp_config cfg;
-    fb_mcp_config_init(&cfg);
-    if (parse_args(argc, argv, &cfg) < 0) {
-        fb_mcp_config_free(&cfg);
+    mcp_options o = {.warm = CLI_WARM_DEFAULT};
+    fb_mcp_config_init(&o.cfg);
+    if (parse_args(argc, argv, &o) < 0) {
+        fb_mcp_config_free(&o.cfg);
         return CLI_EXIT_USAGE;
     }
     signal(SIGPIPE, SIG_IGN); /* a client gone while we write: EPIPE, then EOF on stdin */
+    /* before the engine: its pool thread inherits the blocked stop signals, so that a SIGTERM reaches the
+       signalfd and the clean shutdown (a thread that let it through would end the process at once, leaving
+       the pooled sandboxes' cgroups) */
     int stop = cli_stop_signal_fd(SFD_NONBLOCK);
     if (stop < 0)
         fprintf(stderr, "fnbox mcp: signals: %s (stdin's EOF still ends it)\n", strerror(errno));
-    int rc = fb_mcp_stdio_run(&cfg, STDIN_FILENO, STDOUT_FILENO, stop);
-    if (rc < 0)
-        fprintf(stderr, "fnbox mcp: reading stdin: %s\n", strerror(errno));
+    int code = serve_stdio(&o, stop);
     if (stop >= 0)
         close(stop);
-    fb_mcp_config_free(&cfg);
-    return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+    fb_mcp_config_free(&o.cfg);
+    return code;
 }

@@ -47,9 +47,10 @@ static const char k_help[] =
     "  --mcp-config FILE             /mcp's tools and sessions, as `fnbox mcp --config` takes them\n"
     "  --mcp-origin ORIGIN           a browser Origin /mcp accepts besides loopback ones (repeatable, 16)\n"
     "  --warm LANG=N[,LANG=N...]|none\n"
-    "                                sandboxes kept ready per language for POST /v1/call, each built ahead\n"
-    "                                with its runtime started, serving one call only (0-64 each; default:\n"
-    "                                1 for each of python, javascript, ruby, php whose runtime is here)\n"
+    "                                sandboxes kept ready per language for POST /v1/call and /mcp's\n"
+    "                                call_function, each built ahead with its runtime started, serving\n"
+    "                                one call only (0-64 each; default: 1 for each of python, javascript,\n"
+    "                                ruby, php whose runtime is here)\n"
     "  --warm-memory BYTES           no new ready sandbox once the ready ones hold this much memory\n"
     "                                (K, M, G suffixes; default 1G)\n"
     "  --die-with-parent             stop (as on SIGTERM) when the process that started this one exits\n"
@@ -80,23 +81,26 @@ static int parse_uint(const char *opt, const char *v, unsigned long min, unsigne
     return 0;
 }
 
-static int set_listen(fb_http_config *o, const char *opt, const char *v)
+static int set_listen(void *ctx, const char *opt, const char *v)
 {
+    fb_http_config *o = ctx;
     (void)opt;
     o->listen = v;
     return 0;
 }
 
-static int set_token_file(fb_http_config *o, const char *opt, const char *v)
+static int set_token_file(void *ctx, const char *opt, const char *v)
 {
+    fb_http_config *o = ctx;
     if (!*v)
         return bad(opt, v, "empty");
     o->token_file = v;
     return 0;
 }
 
-static int set_concurrency(fb_http_config *o, const char *opt, const char *v)
+static int set_concurrency(void *ctx, const char *opt, const char *v)
 {
+    fb_http_config *o = ctx;
     unsigned long n;
     if (parse_uint(opt, v, 1, FB_HTTP_MAX_CONCURRENCY, &n) < 0)
         return -1;
@@ -104,8 +108,9 @@ static int set_concurrency(fb_http_config *o, const char *opt, const char *v)
     return 0;
 }
 
-static int set_queue(fb_http_config *o, const char *opt, const char *v)
+static int set_queue(void *ctx, const char *opt, const char *v)
 {
+    fb_http_config *o = ctx;
     unsigned long n;
     if (parse_uint(opt, v, 0, FB_HTTP_MAX_QUEUE, &n) < 0)
         return -1;
@@ -113,8 +118,9 @@ static int set_queue(fb_http_config *o, const char *opt, const char *v)
     return 0;
 }
 
-static int set_sessions(fb_http_config *o, const char *opt, const char *v)
+static int set_sessions(void *ctx, const char *opt, const char *v)
 {
+    fb_http_config *o = ctx;
     unsigned long n;
     if (parse_uint(opt, v, 0, FB_HTTP_MAX_SESSIONS, &n) < 0)
         return -1;
@@ -122,8 +128,9 @@ static int set_sessions(fb_http_config *o, const char *opt, const char *v)
     return 0;
 }
 
-static int set_body(fb_http_config *o, const char *opt, const char *v)
+static int set_body(void *ctx, const char *opt, const char *v)
 {
+    fb_http_config *o = ctx;
     unsigned long n;
     if (parse_uint(opt, v, 1, DEFAULT_MAX_BODY, &n) < 0)
         return -1;
@@ -131,8 +138,9 @@ static int set_body(fb_http_config *o, const char *opt, const char *v)
     return 0;
 }
 
-static int set_grace(fb_http_config *o, const char *opt, const char *v)
+static int set_grace(void *ctx, const char *opt, const char *v)
 {
+    fb_http_config *o = ctx;
     char *end = NULL;
     errno = 0;
     double s = strtod(v, &end);
@@ -146,8 +154,9 @@ static int set_grace(fb_http_config *o, const char *opt, const char *v)
 static const char *s_origins[MAX_ORIGINS]; /* --mcp-origin's, in argv */
 static fb_mcp_config s_mcp;                  /* --mcp-config's */
 
-static int set_origin(fb_http_config *o, const char *opt, const char *v)
+static int set_origin(void *ctx, const char *opt, const char *v)
 {
+    fb_http_config *o = ctx;
     if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
         return bad(opt, v, "expected an origin as browsers send it: http(s)://host[:port]");
     if (o->n_mcp_origins == MAX_ORIGINS)
@@ -157,8 +166,9 @@ static int set_origin(fb_http_config *o, const char *opt, const char *v)
     return 0;
 }
 
-static int set_mcp_config(fb_http_config *o, const char *opt, const char *v)
+static int set_mcp_config(void *ctx, const char *opt, const char *v)
 {
+    fb_http_config *o = ctx;
     char *text = NULL, why[512];
     size_t len = 0;
     if (o->mcp)
@@ -176,100 +186,30 @@ static int set_mcp_config(fb_http_config *o, const char *opt, const char *v)
     return 0;
 }
 
-/* --warm and --warm-memory, as fnbox_engine_open's options (fb_http_config.engine). */
-static char s_warm[1024] = "\"default\"";    /* the "warm" member: "default", or {"lang": n, ...} */
-static unsigned long long s_warm_memory;     /* 0: the engine's default */
-static char s_engine[1200];
+/* --warm and --warm-memory, as fnbox_engine_open's options (fb_http_config.engine); read as `fnbox mcp`
+ * reads them (warm.c). */
+static cli_warm s_warm = CLI_WARM_DEFAULT;
 
-static int set_warm(fb_http_config *o, const char *opt, const char *v)
+static int set_warm(void *ctx, const char *opt, const char *v)
 {
-    (void)o;
-    if (strcmp(v, "none") == 0 || strcmp(v, "0") == 0) {
-        s_warm[0] = '\0';
-        return 0;
-    }
-    size_t at = (size_t)snprintf(s_warm, sizeof s_warm, "{");
-    for (const char *p = v; *p;) {
-        size_t name = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789+");
-        if (name == 0 || p[name] != '=' || p[name + 1] < '0' || p[name + 1] > '9')
-            return bad(opt, v, "expected LANG=N[,LANG=N...] (e.g. python=4,javascript=2) or none");
-        char *end;
-        unsigned long n = strtoul(p + name + 1, &end, 10);
-        if ((*end && *end != ',') || n > 64)
-            return bad(opt, v, "expected LANG=N[,LANG=N...] with N from 0 to 64");
-        at += (size_t)snprintf(s_warm + at, sizeof s_warm - at, "%s\"%.*s\":%lu", at > 1 ? "," : "", (int)name, p, n);
-        if (at >= sizeof s_warm - 2)
-            return bad(opt, v, "too long");
-        p = *end ? end + 1 : end;
-    }
-    snprintf(s_warm + at, sizeof s_warm - at, "}");
-    return 0;
+    (void)ctx;
+    const char *why = cli_warm_set(&s_warm, v);
+    return why ? bad(opt, v, why) : 0;
 }
 
-static int set_warm_memory(fb_http_config *o, const char *opt, const char *v)
+static int set_warm_memory(void *ctx, const char *opt, const char *v)
 {
-    (void)o;
-    char *end = (char *)v;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    unsigned long long unit = 1;
-    if (*end == 'K' || *end == 'k')
-        unit = 1ULL << 10;
-    else if (*end == 'M' || *end == 'm')
-        unit = 1ULL << 20;
-    else if (*end == 'G' || *end == 'g')
-        unit = 1ULL << 30;
-    if (unit > 1)
-        end++;
-    if (v[0] < '0' || v[0] > '9' || errno || n == 0 || *end != '\0' || n > (1ULL << 50) / unit)
-        return bad(opt, v, "expected a size in bytes, or with K, M or G (e.g. 512M)");
-    s_warm_memory = n * unit;
-    return 0;
+    (void)ctx;
+    const char *why = cli_warm_set_memory(&s_warm, v);
+    return why ? bad(opt, v, why) : 0;
 }
 
-/* The engine's options from --warm / --warm-memory; NULL for --warm none. */
-static const char *engine_options(void)
-{
-    if (!s_warm[0])
-        return NULL;
-    if (s_warm_memory)
-        snprintf(s_engine, sizeof s_engine, "{\"warm\":%s,\"maxMemoryBytes\":%llu}", s_warm, s_warm_memory);
-    else
-        snprintf(s_engine, sizeof s_engine, "{\"warm\":%s}", s_warm);
-    return s_engine;
-}
-
-typedef struct option {
-    const char *name;
-    int (*set)(fb_http_config *o, const char *opt, const char *value);
-} option;
-
-static const option k_options[] = {
+static const cli_option k_options[] = {
     {"--listen", set_listen},           {"--token-file", set_token_file}, {"--max-concurrency", set_concurrency},
     {"--max-queue", set_queue},         {"--max-body", set_body},         {"--grace", set_grace},
     {"--max-sessions", set_sessions},   {"--mcp-origin", set_origin},     {"--mcp-config", set_mcp_config},
     {"--warm", set_warm},               {"--warm-memory", set_warm_memory},
 };
-
-/* "--name value" or "--name=value"; *i moves past what was used. */
-static int parse_option(fb_http_config *o, int argc, char **argv, int *i)
-{
-    const char *arg = argv[*i];
-    size_t n = strcspn(arg, "=");
-    for (size_t k = 0; k < sizeof k_options / sizeof *k_options; k++) {
-        if (strlen(k_options[k].name) != n || strncmp(arg, k_options[k].name, n) != 0)
-            continue;
-        if (arg[n] == '=')
-            return k_options[k].set(o, k_options[k].name, arg + n + 1);
-        if (*i + 1 >= argc) {
-            fprintf(stderr, "fnbox serve: %s needs a value (fnbox serve --help)\n", k_options[k].name);
-            return -1;
-        }
-        return k_options[k].set(o, k_options[k].name, argv[++*i]);
-    }
-    fprintf(stderr, "fnbox serve: unknown option '%s' (fnbox serve --help)\n", arg);
-    return -1;
-}
 
 static unsigned cpu_count(void)
 {
@@ -336,13 +276,13 @@ int cli_serve(int argc, char **argv)
             with_parent = true;
             continue;
         }
-        if (parse_option(&o, argc, argv, &i) < 0) {
+        if (cli_parse_option("serve", k_options, sizeof k_options / sizeof *k_options, &o, argc, argv, &i) < 0) {
             if (o.mcp)
                 fb_mcp_config_free(o.mcp);
             return CLI_EXIT_USAGE;
         }
     }
-    o.engine = engine_options();
+    o.engine = cli_warm_options(&s_warm);
     raise_fd_limit();
     int stop_fd = stop_fd_open(); /* before the parent watch: its SIGTERM must land on the signalfd */
     if (stop_fd >= 0 && with_parent && die_with_parent() < 0) {

@@ -201,6 +201,35 @@ def cgroups_of(pid, since):
     return left
 
 
+def cmdline(pid):
+    """Process pid's command line, its arguments joined by spaces ('' once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def descendants(pid):
+    """Host pids of every process below pid (its sandboxes' inits and all they run)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in out:
+                out.add(c)
+                todo.append(c)
+    return out
+
+
 def assert_nothing_left(server, mark=None):
     """After the server exited: no cgroup of its calls, no process of its calls (found by the mark a test's
     function gave its child), its unix socket file gone."""

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from fnboxlib import marker
-from servelib import TOKEN, Server, Session, cgroups_of, error_of, host_pids_matching, ok, wait_for
+from servelib import TOKEN, Server, Session, cgroups_of, descendants, error_of, host_pids_matching, ok, wait_for
 
 OTHER = "second-token-abcdefghijklmnop"
 
@@ -522,26 +522,6 @@ def test_remove_file_and_empty_dir(sess):
 
 
 # ---- life: reaping, DELETE during a command, concurrency, SIGTERM ----
-
-def descendants(pid):
-    """Host pids of every process below pid (its sandboxes' inits and all they run)."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, todo = set(), [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            if c not in out:
-                out.add(c)
-                todo.append(c)
-    return out
-
 
 def alive(pid):
     try:

@@ -12,7 +12,7 @@ import pytest
 
 from fnboxlib import FNBOX, marker, require_binary
 from fnboxlib import host_pids_matching
-from servelib import Server, assert_nothing_left, sleeper_request, wait_for
+from servelib import Server, assert_nothing_left, cmdline, descendants, sleeper_request, wait_for
 
 # What a call finds of earlier calls: files in /workspace and /tmp, the process environment and the
 # interpreter's module state.
@@ -241,7 +241,7 @@ def test_an_idle_sandbox_that_dies_is_replaced(server):
     wait_full(server)
     died = pools(server)["python"]["died"]
     # the idle harnesses of this server's pools: python3 children of children of the server (init's program)
-    victims = [pid for pid in _descendants(server.proc.pid) if _cmdline(pid).endswith("/.fnbox/harness.py")]
+    victims = [pid for pid in descendants(server.proc.pid) if cmdline(pid).endswith("/.fnbox/harness.py")]
     assert victims, "no idle harness found"
     for pid in victims:
         os.kill(pid, 9)
@@ -251,46 +251,29 @@ def test_an_idle_sandbox_that_dies_is_replaced(server):
     assert res["result"] == 7 and res["meta"].get("warm") is True
 
 
-def _cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
-    except OSError:
-        return ""
+# `fnbox mcp` reads --warm and --warm-memory with serve's own code (src/cli/warm.c): the same values are refused
+# for the same reasons, with exit 2 naming the option. stdin is empty: an `fnbox mcp` that accepted the value
+# would serve nothing and exit 0.
+VERBS = {"serve": ["serve", "--listen", "127.0.0.1:0"], "mcp": ["mcp"]}
 
 
-def _descendants(root):
-    children = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(d))
-    out, todo = [], [root]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
-@pytest.mark.parametrize("value, why", [
-    ("cobol=1", "unknown language"),
-    ("python=65", "0 to 64"),
-    ("python", "LANG=N"),
-    ("python=x", "LANG=N"),
-    ("c=1", "compiled"),
+@pytest.mark.parametrize("verb", sorted(VERBS))
+@pytest.mark.parametrize("option, value, why", [
+    ("--warm", "cobol=1", "unknown language"),
+    ("--warm", "python=65", "0 to 64"),
+    ("--warm", "python", "LANG=N"),
+    ("--warm", "python=x", "LANG=N"),
+    ("--warm", "c=1", "compiled"),
+    ("--warm-memory", "0", "size in bytes"),
+    ("--warm-memory", "5T", "size in bytes"),
 ])
-def test_bad_warm_options_are_refused_naming_them(value, why):
+def test_bad_warm_options_are_refused_naming_them(verb, option, value, why):
     require_binary()
-    proc = subprocess.run([FNBOX, "serve", "--listen", "127.0.0.1:0", "--warm", value], capture_output=True,
+    proc = subprocess.run([FNBOX, *VERBS[verb], option, value], capture_output=True, stdin=subprocess.DEVNULL,
                           timeout=30)
     assert proc.returncode == 2, proc
     err = proc.stderr.decode()
-    assert "warm" in err and why in err, err
+    assert err.startswith(f"fnbox {verb}: ") and option.lstrip("-") in err and why in err, err
 
 
 def test_warm_none_and_a_memory_cap(tmp_path):
@@ -317,7 +300,7 @@ def test_a_stop_leaves_no_pooled_sandbox_behind():
     srv.stop()
     assert srv.exit_code == 0
     assert_nothing_left(srv, mark)
-    assert not [p for p in _descendants(srv.proc.pid)], "processes of the server left"
+    assert not [p for p in descendants(srv.proc.pid)], "processes of the server left"
 
 
 def test_load_through_the_pools_leaves_fds_threads_and_memory_flat():
@@ -328,7 +311,7 @@ def test_load_through_the_pools_leaves_fds_threads_and_memory_flat():
         time.sleep(1.2)  # a sweep has measured them
 
         def state():
-            return srv.fd_count(), srv.pid_status("Threads"), len(_descendants(srv.proc.pid))
+            return srv.fd_count(), srv.pid_status("Threads"), len(descendants(srv.proc.pid))
 
         fds0, threads0, procs0 = state()
         rss0 = srv.pid_status("VmRSS")

@@ -43,7 +43,8 @@ typedef struct fb_http_server {
     pthread_mutex_t mu;
     unsigned active;          /* requests between their headers and their end (guarded by mu) */
     struct MHD_Daemon *daemon;
-    fnbox_engine *engine;     /* warm pools: POST /v1/call runs through it (NULL: fnbox_call) */
+    fnbox_engine *engine;     /* warm pools: POST /v1/call and /mcp's call_function run through it (NULL:
+                                 fnbox_call) */
 } fb_http_server;
 
 enum { FB_HTTP_PLACE_NONE, FB_HTTP_PLACE_QUEUED, FB_HTTP_PLACE_RUNNING };

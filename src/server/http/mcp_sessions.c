@@ -103,7 +103,7 @@ fb_http_mcp_session *fb_http_mcp_open(fb_http_mcp *t, int owner, char id[FB_HTTP
         return NULL;
     }
     fb_mcp_sink sink = {.send = fb_mcp_send_nowhere}; /* what no request caused: nothing, over HTTP */
-    if (fb_http_new_id(e->id, err) < 0 || !(e->srv = fb_mcp_server_new(&t->cfg, &sink))) {
+    if (fb_http_new_id(e->id, err) < 0 || !(e->srv = fb_mcp_server_new(&t->cfg, t->engine, &sink))) {
         if (!e->srv && err->kind == FB_ERR_NONE)
             fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "an MCP session");
         free(e);

@@ -22,6 +22,8 @@ typedef struct fb_http_mcp {
     unsigned count, max;
     bool stopping;
     fb_mcp_config cfg;        /* for every session (owned) */
+    fnbox_engine *engine;     /* the server's warm pools, for call_function (borrowed; NULL: none): set before
+                                 the server listens, closed only after fb_http_mcp_shutdown */
 } fb_http_mcp;
 
 /* cfg is taken (its strings are the table's). */

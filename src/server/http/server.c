@@ -284,7 +284,6 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 
 static void server_free(fb_http_server *srv)
 {
-    fnbox_engine_close(srv->engine); /* no call runs any more: the daemon's threads are gone */
     if (srv->tokens) {
         explicit_bzero(srv->tokens, sizeof *srv->tokens);
         free(srv->tokens);
@@ -297,6 +296,9 @@ static void server_free(fb_http_server *srv)
         fb_http_sessions_shutdown(&srv->sessions);
     if (srv->mcp_ready && !srv->mcp_closed)
         fb_http_mcp_shutdown(&srv->mcp);
+    /* No call runs any more: the daemon's threads are gone, and the MCP sessions (whose call_function runs
+       through the engine too) have ended, each after waiting for its runs. */
+    fnbox_engine_close(srv->engine);
     fb_http_admission_destroy(&srv->adm);
     fb_http_metrics_destroy(&srv->metrics);
     pthread_mutex_destroy(&srv->mu);
@@ -378,6 +380,7 @@ static int open_engine(fb_http_server *srv, fb_error *err)
         json_decref(doc);
     }
     fnbox_free(why);
+    srv->mcp.engine = srv->engine; /* /mcp's call_function runs warm as POST /v1/call does */
     return rc == FNBOX_OK ? 0 : -1;
 }
 

@@ -24,7 +24,8 @@ typedef struct fb_http_config {
     const char *const *mcp_origins; /* browser Origins /mcp accepts besides loopback ones */
     size_t n_mcp_origins;
     fb_mcp_config *mcp;        /* /mcp's tools and sessions (NULL: the defaults); its strings are taken */
-    const char *engine;        /* fnbox_engine_open's options (warm pools) for POST /v1/call; NULL: none */
+    const char *engine;        /* fnbox_engine_open's options (warm pools) for POST /v1/call and /mcp's
+                                  call_function; NULL: none */
 } fb_http_config;
 
 /* Serves until stop_fd is readable (the CLI's signalfd), then drains: stops accepting, answers queued

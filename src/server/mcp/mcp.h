@@ -52,9 +52,10 @@ typedef struct fb_mcp_sink {
 int fb_mcp_send_nowhere(void *ctx, const char *line, size_t len, bool final);
 
 /* A server for one client connection (one session, created on first use). The config is copied; sink
- * takes what no message caused (e.g. a refusal of an oversized line) and is never released. NULL on out of
- * memory. */
-fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, const fb_mcp_sink *sink);
+ * takes what no message caused (e.g. a refusal of an oversized line) and is never released. engine (NULL:
+ * none) is the warm pools call_function runs through: borrowed, it must outlive the server (no run is left
+ * once fb_mcp_server_free returns). NULL on out of memory. */
+fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, fnbox_engine *engine, const fb_mcp_sink *sink);
 /* One message from the client (without its newline). Answers what needs an answer through sink (released
  * at once, or when the run of a tools/call ends, on the run's thread). */
 void fb_mcp_server_handle(fb_mcp_server *srv, const char *text, size_t len, const fb_mcp_sink *sink);
@@ -70,13 +71,15 @@ void fb_mcp_server_stop(fb_mcp_server *srv);
 /* Ends the connection: cancels every run, waits for them, closes the session. Then frees. */
 void fb_mcp_server_free(fb_mcp_server *srv);
 
-/* stdio.c: serves one client on fds in/out until EOF on in or stop_fd readable. 0, or -1 on a read error. */
-int fb_mcp_stdio_run(const fb_mcp_config *cfg, int in, int out, int stop_fd);
+/* stdio.c: serves one client on fds in/out until EOF on in or stop_fd readable, call_function through engine
+ * when there is one (borrowed, as for fb_mcp_server_new). 0, or -1 on a read error. */
+int fb_mcp_stdio_run(const fb_mcp_config *cfg, fnbox_engine *engine, int in, int out, int stop_fd);
 
 /* ---- between server.c and tools.c ---- */
 typedef struct fb_mcp_call {
     fb_mcp_server *srv;
     const fb_mcp_config *cfg;
+    fnbox_engine *engine;      /* warm pools for call_function (NULL: fnbox_call); the server's, borrowed */
     int cancel_fd;             /* readable once the client cancelled, or the connection ends */
     fnbox_output_fn output;    /* the run's output as progress (NULL: no progressToken) */
     void *output_ctx;

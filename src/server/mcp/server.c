@@ -36,6 +36,7 @@ typedef struct run {
 
 struct fb_mcp_server {
     fb_mcp_config cfg;      /* copy; session_options owned */
+    fnbox_engine *engine;   /* borrowed: the transport's owner closes it after freeing this server */
     fb_mcp_sink sink;       /* what no message caused */
     pthread_mutex_t send_mu; /* one message at a time on the wire */
     pthread_mutex_t mu;      /* runs, nruns, stopping, level */
@@ -194,7 +195,7 @@ static void *run_main(void *arg)
 {
     run *r = arg;
     fb_mcp_server *srv = r->srv;
-    fb_mcp_call call = {.srv = srv, .cfg = &srv->cfg, .cancel_fd = r->cancel_fd,
+    fb_mcp_call call = {.srv = srv, .cfg = &srv->cfg, .engine = srv->engine, .cancel_fd = r->cancel_fd,
                         .output = r->token ? on_output : NULL, .output_ctx = r};
     json_t *result = r->tool->run(&call, r->args);
     pthread_mutex_lock(&srv->mu);
@@ -424,7 +425,7 @@ int fb_mcp_send_nowhere(void *ctx, const char *line, size_t len, bool final)
 
 /* ---- life ---- */
 
-fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, const fb_mcp_sink *sink)
+fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, fnbox_engine *engine, const fb_mcp_sink *sink)
 {
     fb_mcp_server *srv = calloc(1, sizeof *srv);
     if (!srv)
@@ -436,6 +437,7 @@ fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, const fb_mcp_sink *si
         return NULL;
     }
     srv->sink = *sink;
+    srv->engine = engine;
     srv->level = 1;
     pthread_mutex_init(&srv->send_mu, NULL);
     pthread_mutex_init(&srv->mu, NULL);

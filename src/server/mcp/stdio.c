@@ -63,11 +63,11 @@ static void dispatch(fb_mcp_server *srv, const fb_mcp_sink *sink, fb_buf *b, boo
     }
 }
 
-int fb_mcp_stdio_run(const fb_mcp_config *cfg, int in, int out, int stop_fd)
+int fb_mcp_stdio_run(const fb_mcp_config *cfg, fnbox_engine *engine, int in, int out, int stop_fd)
 {
     out_ctx o = {.fd = out};
     fb_mcp_sink sink = {.send = write_all, .ctx = &o};
-    fb_mcp_server *srv = fb_mcp_server_new(cfg, &sink);
+    fb_mcp_server *srv = fb_mcp_server_new(cfg, engine, &sink);
     if (!srv)
         return -1;
     fb_buf b;

@@ -298,8 +298,21 @@ static json_t *keep_full(const fb_mcp_call *c, fnbox_session *s, const char *out
     return extra;
 }
 
-/* req (taken) dumped and run through api, or in session s when s is given (fnbox_session_exec); the tool's
- * result. exec_command's full output, when cut for the model, is kept in a session file the result names. */
+/* text run in session s when s is given (fnbox_session_exec), else through api; a function call goes through
+ * the server's warm pools when it has them, as POST /v1/call does (the engine itself runs cold what no pool
+ * fits: a mount, permissions, other limits, C and C++). */
+static int run_api(const fb_mcp_call *c, api_fn api, fnbox_session *s, const char *text, char **out, size_t *len)
+{
+    fnbox_call_options o = run_options(c);
+    if (s)
+        return fnbox_session_exec(s, text, strlen(text), &o, out, len);
+    if (api == fnbox_call && c->engine)
+        return fnbox_engine_call(c->engine, text, strlen(text), &o, out, len);
+    return api(text, strlen(text), &o, out, len);
+}
+
+/* req (taken) dumped and run (run_api); the tool's result. exec_command's full output, when cut for the
+ * model, is kept in a session file the result names. */
 static json_t *run_request(const fb_mcp_call *c, const char *what, json_t *req, api_fn api, fnbox_session *s,
                            const char *const *keep)
 {
@@ -308,8 +321,7 @@ static json_t *run_request(const fb_mcp_call *c, const char *what, json_t *req, 
     if (!text)
         return NULL;
     size_t len = 0;
-    fnbox_call_options o = run_options(c);
-    int rc = s ? fnbox_session_exec(s, text, strlen(text), &o, &out, &len) : api(text, strlen(text), &o, &out, &len);
+    int rc = run_api(c, api, s, text, &out, &len);
     free(text);
     json_t *extra = s && rc == FNBOX_OK && out ? keep_full(c, s, out, len) : NULL;
     return after_run(c, what, rc, out, len, keep, extra);

@@ -42,7 +42,7 @@ static json_t *exchange(const fb_mcp_config *cfg, const char *const *msgs, size_
     capture_ctx s = {.lines = json_array()};
     pthread_mutex_init(&s.mu, NULL);
     fb_mcp_sink sink = {.send = capture, .ctx = &s};
-    fb_mcp_server *srv = fb_mcp_server_new(cfg, &sink);
+    fb_mcp_server *srv = fb_mcp_server_new(cfg, NULL, &sink);
     assert_non_null(srv);
     for (; *msgs; msgs++)
         fb_mcp_server_handle(srv, *msgs, strlen(*msgs), &sink);
