@@ -138,6 +138,7 @@ static int run_sandbox(const fb_sandbox_spec *spec, fb_pool *pool, fb_sandbox_ou
     const fb_sandbox_limits *l = &spec->limits;
     fb_sandbox_call call = {.input = spec->input, .input_len = spec->input_len, .cancel_fd = spec->cancel_fd,
                             .timeout_s = l->timeout_s, .cpu_seconds = l->cpu_seconds,
+                            .memory_bytes = l->memory_bytes, .pids = l->pids,
                             .output_bytes = l->output_bytes, .result_bytes = l->result_bytes,
                             .user_files = spec->user_files, .nuser_files = spec->nuser_files,
                             .keep_scratch = spec->keep_scratch, .on_output = spec->on_output,

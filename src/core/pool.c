@@ -29,6 +29,7 @@ typedef struct pool_lang {
     size_t nidle;
     uint64_t mem_each;       /* the last idle sandbox measured */
     unsigned long served, missed, built, failed, died;
+    bool relimit;            /* its sandboxes take a call's memory and pids limits (the first one built says) */
     double backoff_s, retry_at;
     char last_error[256];
 } pool_lang;
@@ -78,19 +79,22 @@ static bool same_files(const fb_sandbox_spec *t, const fb_sandbox_spec *s)
 
 /* What is fixed when a sandbox is built: the deadline, the CPU limit and the output and result caps are
  * the call's own (fb_sandbox_call), everything else must be the template's. */
-static bool same_limits(const fb_sandbox_limits *t, const fb_sandbox_limits *s)
+/* relimit: the pool's sandboxes take a call's own memory and pids limits (cgroup files, set before the
+ * input: fb_sandbox_can_relimit). */
+static bool same_limits(const fb_sandbox_limits *t, const fb_sandbox_limits *s, bool relimit)
 {
-    return t->memory_bytes == s->memory_bytes && t->pids == s->pids && t->nofile == s->nofile &&
+    return ((t->memory_bytes == s->memory_bytes && t->pids == s->pids) || relimit) && t->nofile == s->nofile &&
            t->fsize_bytes == s->fsize_bytes && t->workspace_bytes == s->workspace_bytes &&
            t->tmp_bytes == s->tmp_bytes && t->tmpfs_inodes == s->tmpfs_inodes && s->cpu_seconds > 0 &&
            s->cpu_seconds <= t->cpu_seconds && s->timeout_s <= t->timeout_s;
 }
 
-static bool fits(const fb_sandbox_spec *t, const fb_sandbox_spec *s)
+static bool fits(const pool_lang *pl, const fb_sandbox_spec *s)
 {
+    const fb_sandbox_spec *t = &pl->spec;
     return strcmp(t->exec_path, s->exec_path) == 0 && same_strings(t->argv, s->argv) &&
            same_strings(t->envp, s->envp) && strcmp(t->workdir, s->workdir) == 0 && !s->cwd && same_files(t, s) &&
-           same_limits(&t->limits, &s->limits) && s->nfuse == 0 && !s->proxy_listen &&
+           same_limits(&t->limits, &s->limits, pl->relimit) && s->nfuse == 0 && !s->proxy_listen &&
            !(s->exec_allow && s->exec_allow[0]) && !s->exec_any && s->inert_until_input && !s->input_on_stdin &&
            !s->no_result_fd;
 }
@@ -131,7 +135,7 @@ fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec)
     pthread_mutex_lock(&p->mu);
     for (size_t l = 0; l < p->nlangs && !sb; l++) {
         pool_lang *pl = &p->langs[l];
-        if (!fits(&pl->spec, spec))
+        if (!fits(pl, spec))
             continue;
         while (pl->nidle && !sb) {
             fb_sandbox *c = pop_front(pl);
@@ -232,6 +236,7 @@ static void build_one(fb_pool *p, pool_lang *pl)
     }
     pl->backoff_s = 0;
     pl->built++;
+    pl->relimit = fb_sandbox_can_relimit(sb);
     if (p->stopping || pl->nidle >= pl->size) {
         if (!queue_spent(p, sb)) {
             pthread_mutex_unlock(&p->mu);

@@ -103,6 +103,11 @@ int fb_cgroup_join_self(const int tasks_fd[2], fb_error *err);
 void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_killed);
 /* The memory the cgroup holds now (its processes and tmpfs pages); 0 without a memory cgroup. */
 uint64_t fb_cgroup_read_current(const fb_cgroup *cg);
+/* Whether memory and pids limits can change after the program started (both are cgroup files here). */
+bool fb_cgroup_can_relimit(const fb_cgroup *cg);
+/* Sets the memory and pids limits of to where they differ from from (a prepared call's own limits).
+ * Refuses a limit the started program already exceeds: a cold start under it would have gone otherwise. */
+int fb_cgroup_relimit(const fb_cgroup *cg, const fb_sandbox_limits *from, const fb_sandbox_limits *to, fb_error *err);
 void fb_cgroup_destroy(fb_cgroup *cg);
 int fb_rlimits_apply(const fb_sandbox_limits *lim, bool memory_by_cgroup, bool pids_by_cgroup,
                      fb_error *err);                                   /* [child] */

@@ -269,6 +269,59 @@ void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_k
     }
 }
 
+bool fb_cgroup_can_relimit(const fb_cgroup *cg)
+{
+    return cg->memory_dir[0] && cg->pids_dir[0];
+}
+
+/* v1 wants memory.limit_in_bytes <= memory.memsw.limit_in_bytes at every step: raising, memsw goes first. */
+static int set_memory_max(const fb_cgroup *cg, uint64_t old_bytes, uint64_t bytes)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%" PRIu64, bytes);
+    if (cg->v2)
+        return write_text(cg->memory_dir, "memory.max", num);
+    if (bytes > old_bytes)
+        (void)write_text(cg->memory_dir, "memory.memsw.limit_in_bytes", num); /* absent without swap accounting */
+    if (write_text(cg->memory_dir, "memory.limit_in_bytes", num) < 0)
+        return -1;
+    if (bytes < old_bytes)
+        (void)write_text(cg->memory_dir, "memory.memsw.limit_in_bytes", num);
+    return 0;
+}
+
+int fb_cgroup_relimit(const fb_cgroup *cg, const fb_sandbox_limits *from, const fb_sandbox_limits *to, fb_error *err)
+{
+    uint64_t v = 0;
+    if (to->memory_bytes != from->memory_bytes && !fb_defence_disabled("memory")) {
+        if (!cg->memory_dir[0])
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ENOTSUP, "no memory cgroup to change the limit in");
+        /* The start-up's peak, which the call's peak counts as a cold call's does: over the new limit, a cold
+         * call would not have started as this one did (and the kernel would reclaim, or kill the idle program). */
+        if (read_u64(cg->memory_dir, cg->v2 ? "memory.peak" : "memory.max_usage_in_bytes", NULL, &v) < 0)
+            (void)read_u64(cg->memory_dir, cg->v2 ? "memory.current" : "memory.usage_in_bytes", NULL, &v);
+        if (v >= to->memory_bytes)
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, EBUSY,
+                                "the started runtime took %" PRIu64 " bytes, over memoryBytes", v);
+        if (set_memory_max(cg, from->memory_bytes, to->memory_bytes) < 0)
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "setting the memory limit");
+    }
+    if (to->pids != from->pids && !fb_defence_disabled("pids")) {
+        if (!cg->pids_dir[0])
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ENOTSUP, "no pids cgroup to change the limit in");
+        v = 0;
+        (void)read_u64(cg->pids_dir, "pids.current", NULL, &v);
+        uint64_t max = to->pids + (cg->join == FB_JOIN_PARENT_INIT ? 1 : 0);
+        if (v > max) /* the runtime's own threads: a cold start under this limit would have failed */
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, EBUSY, "the started runtime has %" PRIu64 " tasks, over pids", v);
+        char num[32];
+        snprintf(num, sizeof num, "%" PRIu64, max);
+        if (write_text(cg->pids_dir, "pids.max", num) < 0)
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "setting the pids limit");
+    }
+    return 0;
+}
+
 uint64_t fb_cgroup_read_current(const fb_cgroup *cg)
 {
     uint64_t v = 0;

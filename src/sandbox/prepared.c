@@ -183,6 +183,11 @@ bool fb_sandbox_waiting(const fb_sandbox *sb)
     return sb->prepared && sb->pid > 0 && sb->program_fd >= 0 && poll(p, 2, 0) == 0; /* init and program */
 }
 
+bool fb_sandbox_can_relimit(const fb_sandbox *sb)
+{
+    return fb_cgroup_can_relimit(&sb->cg);
+}
+
 uint64_t fb_sandbox_memory_now(const fb_sandbox *sb)
 {
     return fb_cgroup_read_current(&sb->cg);
@@ -412,6 +417,10 @@ static void early_usage(const fb_sandbox *sb, fb_sandbox_outcome *out)
 int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sandbox_outcome *out, fb_error *err)
 {
     fb_sandbox_limits lim = sb->spec->limits;
+    if (call->memory_bytes)
+        lim.memory_bytes = call->memory_bytes;
+    if (call->pids)
+        lim.pids = call->pids;
     lim.timeout_s = call->timeout_s;
     lim.output_bytes = call->output_bytes;
     lim.result_bytes = call->result_bytes;
@@ -425,6 +434,8 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
     }
     sb->prepared = false; /* one call, whatever happens now */
     if (place_files(sb, call->user_files, call->nuser_files, err) < 0)
+        return 1;
+    if (fb_cgroup_relimit(&sb->cg, &sb->spec->limits, &lim, err) < 0)
         return 1;
     if (call->keep_scratch)
         hand_scratch(sb, out);

@@ -217,6 +217,8 @@ typedef struct fb_sandbox_call {
     double timeout_s;             /* the call's deadline, counted from the run */
     uint64_t cpu_seconds;         /* the program's RLIMIT_CPU from now on (the spec's, a maximum, is lowered
                                      to this; the start-up it already spent counts, as in a cold call) */
+    uint64_t memory_bytes, pids;  /* the call's cgroup limits (0: the spec's), set before the input where
+                                     fb_sandbox_can_relimit */
     size_t output_bytes, result_bytes;
     const fb_sandbox_file *user_files; /* as fb_sandbox_spec's, written before the input */
     size_t nuser_files;
@@ -236,6 +238,8 @@ int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **sb, fb_error *e
 const fb_sandbox_spec *fb_sandbox_spec_of(const fb_sandbox *sb);
 /* Prepared, not yet run, and its program still waiting (not killed, not crashed). */
 bool fb_sandbox_waiting(const fb_sandbox *sb);
+/* Whether a call may bring its own memory and pids limits (fb_sandbox_call.memory_bytes, pids). */
+bool fb_sandbox_can_relimit(const fb_sandbox *sb);
 /* The memory its cgroup holds now (the program and its tmpfs pages; init is outside on cgroup v1). */
 uint64_t fb_sandbox_memory_now(const fb_sandbox *sb);
 /* As fb_sandbox_run, for a prepared sandbox: 0 when the program ran, -1 when supervising it failed; 1 when

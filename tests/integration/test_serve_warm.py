@@ -216,16 +216,67 @@ def test_a_warm_calls_output_and_files_are_whole(server):
 
 @pytest.mark.parametrize("extra", [
     {"permissions": {"env": {"A": "1"}}},
-    {"limits": {"memoryBytes": 128 * 1024 * 1024}},
+    {"limits": {"openFiles": 100}},
     {"workdir": "/work"},
     {"language": "ruby", "code": "def f()\n  7\nend\n"},
-], ids=["env", "memory", "workdir", "unpooled-language"])
+], ids=["env", "open-files", "workdir", "unpooled-language"])
 def test_requests_a_pooled_sandbox_was_not_built_for_run_cold(server, extra):
     request = {"language": "python", "code": "def f():\n    return 7\n", **extra}
     wait_full(server)
     status, res = post(server, request)
     assert status == 200 and res["result"] == 7, res
     assert "warm" not in res["meta"]
+
+
+MiB = 1024 * 1024
+ALLOC = "def f(n):\n    x = bytearray(n * 1024 * 1024)\n    return len(x) // (1024 * 1024)\n"
+THREADS = ("import threading, time\n"
+           "def f(n):\n"
+           "    ts = [threading.Thread(target=time.sleep, args=(0.2,)) for _ in range(n)]\n"
+           "    try:\n"
+           "        for t in ts:\n"
+           "            t.start()\n"
+           "    except RuntimeError as e:\n"
+           "        return 'refused: ' + str(e)\n"
+           "    for t in ts:\n"
+           "        t.join()\n"
+           "    return 'ran'\n")
+
+
+@pytest.mark.parametrize("limits, code, args, want", [
+    ({"memoryBytes": 64 * MiB}, ALLOC, [100], "memory"),        # lowered: the limit kills as in a cold call
+    ({"memoryBytes": 512 * MiB}, ALLOC, [300], 300),            # raised: the default 256 MiB would have killed it
+    ({"pids": 3}, THREADS, [6], "refused: can't start new thread"),
+    ({"pids": 100}, THREADS, [80], "ran"),                      # over the default 64
+], ids=["memory-lower", "memory-higher", "pids-lower", "pids-higher"])
+def test_a_warm_call_brings_its_own_memory_and_pids_limits(server, limits, code, args, want):
+    """The pools are built with the default limits; a call's own memory and pids limits are set in its
+    cgroup before its input. Each answer is also a cold call's."""
+    request = {"language": "python", "code": code, "args": args, "limits": limits, "timeout": 10}
+    wait_full(server)
+    status, res = post(server, request)
+    assert status == 200 and res["meta"].get("warm") is True, res
+    cold = json.loads(subprocess.run([FNBOX, "call", "-"], input=json.dumps(request).encode(),
+                                     capture_output=True).stdout)
+    for r in (res, cold):
+        if want == "memory":
+            assert r["status"] == "crash" and "memory" in json.dumps(r["error"]).lower(), r
+        else:
+            assert r["status"] == "success" and r["result"] == want, r
+
+
+def test_a_limit_the_started_runtime_exceeds_runs_cold(server):
+    """A started runtime that already exceeds the call's limit would not have started under it as it did:
+    such a call runs cold, as it would have without pools (Node starts several threads; pids 2 is less)."""
+    request = {"language": "javascript", "code": "function f() { return 1; }", "limits": {"pids": 2}, "timeout": 2}
+    wait_full(server, "javascript")
+    served = pools(server)["javascript"]["served"]
+    status, res = post(server, request)
+    assert status == 200 and "warm" not in res["meta"], res
+    assert pools(server)["javascript"]["served"] == served
+    cold = json.loads(subprocess.run([FNBOX, "call", "-"], input=json.dumps(request).encode(),
+                                     capture_output=True).stdout)
+    assert res["status"] == cold["status"], (res, cold)
 
 
 def test_a_mount_runs_cold(server, tmp_path):
