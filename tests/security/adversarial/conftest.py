@@ -141,6 +141,8 @@ ATTACKS = {
     "exec": {
         "exec_programs": ("landlock", ALL),
         "exec_copied_binary": ("landlock", ("python", "javascript")),
+        # a memfd has no path, so no Landlock rule covers it: seccomp lets only MFD_NOEXEC_SEAL ones be made
+        "exec_memfd": ("seccomp", ("python",)),
         # a setuid-root program must first be executable (landlock), then nosuid (rootfs), no_new_privs (set
         # with the capability drop and by Landlock) and the unmapped host root (userns) each keep its ids
         "setuid_binaries": ("rootfs", ("python", "c"), ("landlock", "caps", "userns")),

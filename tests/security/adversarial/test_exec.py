@@ -228,6 +228,48 @@ def test_exec_copied_binary(lang, box):
     stopped("ran a binary it wrote", {"printed": ran(res)} if ran(res) else {})
 
 
+MEMFD = r'''
+import os
+def run_in_child(fd):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(w, 1)
+        try:
+            os.execve(fd, ['env'], {'HOME': '/tmp'})  # an int: fexecve (execveat with AT_EMPTY_PATH)
+        except OSError as e:
+            os.write(w, b'ERR:%d' % e.errno)
+        os._exit(0)
+    os.close(w)
+    got = os.read(r, 4096).decode()
+    os.waitpid(pid, 0)
+    return got
+def f():
+    out = {}
+    data = open('/usr/bin/env', 'rb').read()
+    for name, flags in (('default', 0), ('noexec-seal', 0x8), ('exec', 0x10)):
+        try:
+            fd = os.memfd_create('x', flags)
+        except OSError as e:
+            out[name] = 'ERR:%d' % e.errno
+            continue
+        os.write(fd, data)
+        out[name] = run_in_child(fd)
+        out[name + ' by path'] = run_in_child('/proc/self/fd/%d' % fd)
+    return out
+'''
+
+
+@attack("exec", "exec_memfd")
+def test_exec_memfd(lang, box):
+    """Copy /usr/bin/env into a memfd (a file with no path, which no Landlock rule covers) and execute it, by
+    fd and through /proc/self/fd."""
+    res = box.call(req(lang, MEMFD, "f", [], timeout=20))
+    got = ok(res)
+    assert {"default", "noexec-seal", "exec"} <= set(got), got
+    stopped("ran a program from a memfd", {"printed": ran(res)} if ran(res) else {})
+
+
 SETUID = ["/usr/bin/passwd", "/usr/bin/su", "/usr/bin/chsh", "/usr/bin/chfn", "/usr/bin/newgrp",
           "/usr/bin/gpasswd", "/usr/bin/mount", "/usr/bin/umount", "/usr/bin/sudo", "/usr/bin/pkexec"]
 
