@@ -232,7 +232,7 @@ static int add_rules(scmp_filter_ctx ctx, fb_error *err)
         return -1;
     /* memfd_create: only sealed against execution (MFD_NOEXEC_SEAL, Linux 6.3), else EPERM. A memfd has no
      * path, so no Landlock rule covers it: without the seal a function without exec rights could copy any
-     * program into one and execveat it (a fuzz of the exec attacks found it). Older kernels refuse the
+     * program into one and execveat it (adversarial/test_exec.py exec_memfd). Older kernels refuse the
      * unknown flag (EINVAL): no memfd at all there. */
     struct scmp_arg_cmp sealed = {1, SCMP_CMP_MASKED_EQ, FB_MFD_NOEXEC_SEAL | FB_MFD_EXEC, FB_MFD_NOEXEC_SEAL};
     struct scmp_arg_cmp unsealed = {1, SCMP_CMP_MASKED_EQ, FB_MFD_NOEXEC_SEAL, 0};
