@@ -96,15 +96,31 @@ static int await_exec(fb_sandbox *sb, fb_error *err)
                         FB_SANDBOX_CREATE_TIMEOUT_S);
 }
 
+/* /proc/<id>/stat read into text, from just after the command name (which may hold spaces and parentheses:
+ * the last ')' ends it): " S ppid pgrp ...". NULL if it cannot be read (errno says why). */
+static const char *stat_fields(const char *id, char *text, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%s/stat", id);
+    if (fb_read_small(path, text, cap) <= 0)
+        return NULL;
+    const char *p = strrchr(text, ')');
+    return p && p[1] == ' ' ? p + 1 : NULL;
+}
+
+static const char *pid_stat_fields(pid_t pid, char *text, size_t cap)
+{
+    char id[16];
+    snprintf(id, sizeof id, "%d", (int)pid);
+    return stat_fields(id, text, cap);
+}
+
 /* Its state letter (R, S, D...) from /proc/<pid>/stat, or 0. */
 static char process_state(pid_t pid)
 {
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if (fb_read_small(path, text, sizeof text) <= 0)
-        return 0;
-    const char *p = strrchr(text, ')');
-    return p && p[1] == ' ' ? p[2] : 0;
+    char text[512];
+    const char *p = pid_stat_fields(pid, text, sizeof text);
+    return p ? p[1] : 0;
 }
 
 static double process_cpu_ms(pid_t pid);
@@ -311,14 +327,14 @@ typedef struct early_ctx {
 /* Whether the task has entered its exit path (a task already gone counts as such). */
 static bool task_exiting(const char *tid)
 {
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", tid);
-    if (fb_read_small(path, text, sizeof text) <= 0)
+    char text[512];
+    errno = 0;
+    const char *p = stat_fields(tid, text, sizeof text);
+    if (!p)
         return errno == ENOENT || errno == ESRCH;
-    const char *p = strrchr(text, ')');
     unsigned long flags = 0;
     /* after the name: state ppid pgrp session tty_nr tpgid flags */
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+    if (sscanf(p, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
         return false;
     return (flags & PF_EXITING_FLAG) != 0;
 }
@@ -379,15 +395,12 @@ static bool call_ended(void *ctx)
 /* /proc/PID/stat's cutime + cstime (children it reaped), in ms. */
 static double reaped_children_cpu_ms(pid_t pid)
 {
-    char path[64], text[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if (fb_read_small(path, text, sizeof text) <= 0)
-        return 0;
-    const char *p = strrchr(text, ')');
+    char text[1024];
+    const char *p = pid_stat_fields(pid, text, sizeof text);
     unsigned long long cutime = 0, cstime = 0;
     /* fields 3..17: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
      * cutime cstime */
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %llu %llu", &cutime, &cstime) != 2)
+    if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %llu %llu", &cutime, &cstime) != 2)
         return 0;
     long hz = sysconf(_SC_CLK_TCK);
     return hz > 0 ? (double)(cutime + cstime) * 1e3 / (double)hz : 0;
