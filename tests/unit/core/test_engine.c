@@ -468,7 +468,8 @@ static void test_files_as_cold(void **state)
     close_engine(e);
 }
 
-/* ---- (f) what a pooled sandbox was not built with runs cold ---- */
+/* ---- (f) what a pooled sandbox was not built with runs cold (memory and pids limits it can take:
+ * tests/integration/test_serve_warm.py) ---- */
 
 static void expect_cold(fnbox_engine *e, json_t *req, const char *want)
 {
@@ -497,7 +498,7 @@ static void test_cold_fallbacks(void **state)
                                  "def f():\n    return open('/data/a.txt').read()\n", "mount", "dirs", "/data", dir),
                     "mounted");
     expect_cold(e, json_pack("{s:s, s:s, s:{s:I}}", "language", "python", "code", "def f():\n    return 'm'\n",
-                             "limits", "memoryBytes", (json_int_t)128 << 20),
+                             "limits", "openFiles", (json_int_t)100),
                 "m");
     expect_cold(e, json_pack("{s:s, s:s, s:s}", "language", "python", "code",
                              "import os\ndef f():\n    return os.getcwd()\n", "workdir", "/work"),
