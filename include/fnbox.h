@@ -264,8 +264,9 @@ FNBOX_API void fnbox_session_close(fnbox_session *s);
  * and limits; timeout, cpuSeconds, stdout/stderr/result caps and files may be the request's), else cold
  * (also when the pool is empty). **A sandbox serves exactly one call** and is then destroyed; the engine's
  * thread builds a new one in the background. The result is the same as fnbox_call's, plus meta.warm: true
- * when a pooled sandbox served it. C and C++ are not pooled (their program is the call's own; the compile
- * cache makes a repeated call pay only the program's start).
+ * when a pooled sandbox served it. For C and C++ ("c", "cpp") a pool holds compilers started and waiting
+ * for a program's source: a call whose program is not in the compile cache compiles there (the program
+ * itself, the call's own, runs cold; a cached one pays only its start).
  *
  * options is JSON (len 0: no pools): {"warm": {"python": 4, "javascript": 2, ...} (language name or alias:
  * sandboxes kept ready, 0 to 64; or "default": one for each of python, javascript, ruby and php whose runtime

@@ -6,6 +6,8 @@
  * placed at /.fnbox/runtime.o for the program's link. docs/internals/compile-cache.md. */
 #include "core/compile.h"
 
+#include "core/pool.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +25,15 @@ static const fb_cache_bounds k_cache_bounds = {
     .stale_tmp_s = FB_CACHE_STALE_TMP_S,
 };
 
-/* One call's compilation: the driver, the compiler found, the call's deadline and cancel fd, the cache. */
+/* One call's compilation: the driver, the compiler found, the call's deadline and cancel fd, the cache, the
+ * warm pools (NULL: none). */
 typedef struct build {
     const fb_lang_driver *lang;
     const char *compiler;
     double timeout_s;
     int cancel_fd;
     fb_compile_cache cache;
+    fb_pool *pool;
 } build;
 
 /* One compiler run: script on src (with files under /.fnbox); salt is what else its output depends on (for
@@ -44,24 +48,35 @@ typedef struct build_step {
     size_t nfiles;
 } build_step;
 
-static int compile_in_sandbox(const build *b, const build_step *s, fb_compiled *out, fb_error *err)
+static const char *const k_compile_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
+                                             "LANG=C.UTF-8", NULL};
+
+/* The compiler's sandbox for one step: `sh -c script compiler` with the source on fd 4 (the scripts hand it
+ * to the compiler's stdin, so the compiler starts and waits for it: nothing of the caller's runs before the
+ * input), argv filled in (5 entries). */
+static void compile_spec(const char *compiler, const build_step *s, double timeout_s, const char **argv,
+                         fb_sandbox_spec *spec)
 {
-    const char *argv[] = {"/bin/sh", "-c", s->script, b->compiler, NULL};
-    static const char *const envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
-                                       "LANG=C.UTF-8", NULL};
-    fb_sandbox_spec spec = {
+    argv[0] = "/bin/sh";
+    argv[1] = "-c";
+    argv[2] = s->script;
+    argv[3] = compiler;
+    argv[4] = NULL;
+    double t = timeout_s > FB_COMPILE_MIN_TIMEOUT_S ? timeout_s : FB_COMPILE_MIN_TIMEOUT_S;
+    *spec = (fb_sandbox_spec){
         .exec_path = "/bin/sh",
         .argv = (char *const *)argv,
-        .envp = (char *const *)envp,
+        .envp = (char *const *)k_compile_env,
         .workdir = "/build",
         .files = s->files,
         .nfiles = s->nfiles,
         .input = s->src,
         .input_len = s->src_len,
-        .cancel_fd = b->cancel_fd,
+        .cancel_fd = -1,
         .exec_any = true, /* gcc runs cc1, as, collect2 and ld */
+        .inert_until_input = true,
         .limits = {
-            .timeout_s = b->timeout_s > FB_COMPILE_MIN_TIMEOUT_S ? b->timeout_s : FB_COMPILE_MIN_TIMEOUT_S,
+            .timeout_s = t,
             .memory_bytes = FB_COMPILE_MEMORY_BYTES,
             .pids = FB_DEFAULT_PIDS,
             .nofile = FB_DEFAULT_NOFILE,
@@ -71,10 +86,19 @@ static int compile_in_sandbox(const build *b, const build_step *s, fb_compiled *
             .tmpfs_inodes = FB_DEFAULT_TMPFS_INODES,
             .output_bytes = FB_DEFAULT_OUTPUT_BYTES,
             .result_bytes = FB_CACHE_MAX_PROGRAM,
+            .cpu_seconds = (uint64_t)t + (t > (double)(uint64_t)t) + FB_CPU_SLACK_S, /* as the default: 0 */
         },
     };
+}
+
+static int compile_in_sandbox(const build *b, const build_step *s, fb_compiled *out, fb_error *err)
+{
+    const char *argv[5];
+    fb_sandbox_spec spec;
+    compile_spec(b->compiler, s, b->timeout_s, argv, &spec);
+    spec.cancel_fd = b->cancel_fd;
     fb_sandbox_outcome o = {0};
-    if (fb_sandbox_run(&spec, &o, err) < 0) {
+    if (fb_pool_run(b->pool, &spec, NULL, &o, err) < 0) {
         fb_sandbox_outcome_free(&o);
         return fb_wrap_error(err, "compiler sandbox");
     }
@@ -134,6 +158,18 @@ static int cached_build(const build *b, const build_step *s, fb_compiled *out, f
     return 0;
 }
 
+/* The runtime object lang's programs link (cached on its own), as the file the program step places. */
+static int runtime_file(const build *b, fb_compiled *runtime, fb_sandbox_file *file, fb_error *err)
+{
+    const fb_lang_compiler *cc = b->lang->compiler;
+    build_step rt = {.script = cc->runtime_script, .salt = ""};
+    rt.src = cc->runtime_source(&rt.src_len);
+    if (cached_build(b, &rt, runtime, err) < 0)
+        return fb_wrap_error(err, "compiling the %s runtime", b->lang->name);
+    *file = (fb_sandbox_file){.path = "/.fnbox/runtime.o", .data = runtime->data, .len = runtime->len};
+    return 0;
+}
+
 /* The program for src: a hit needs neither the runtime nor the compiler; otherwise the runtime object
  * (cached on its own), then the program, looked up once more (a concurrent call may have stored it while
  * the runtime was built). */
@@ -151,10 +187,8 @@ static int build_program(const build *b, const char *src, size_t src_len, fb_com
     fb_compiled runtime = {0};
     fb_sandbox_file file = {0};
     if (cc->runtime_source) {
-        build_step rt = {.script = cc->runtime_script, .salt = "", .src = prog.salt, .src_len = prog.salt_len};
-        if (cached_build(b, &rt, &runtime, err) < 0)
-            return fb_wrap_error(err, "compiling the %s runtime", b->lang->name);
-        file = (fb_sandbox_file){.path = "/.fnbox/runtime.o", .data = runtime.data, .len = runtime.len};
+        if (runtime_file(b, &runtime, &file, err) < 0)
+            return -1;
         prog.files = &file;
         prog.nfiles = 1;
     }
@@ -164,10 +198,11 @@ static int build_program(const build *b, const char *src, size_t src_len, fb_com
 }
 
 int fb_compile(const fb_lang_driver *lang, const char *code, size_t code_len, const char *function_name,
-               double timeout_s, int cancel_fd, fb_compiled *out, fb_error *err)
+               double timeout_s, int cancel_fd, fb_pool *pool, fb_compiled *out, fb_error *err)
 {
     *out = (fb_compiled){.cache = "off"};
-    build b = {.lang = lang, .compiler = fb_lang_find_runtime(lang), .timeout_s = timeout_s, .cancel_fd = cancel_fd};
+    build b = {.lang = lang, .compiler = fb_lang_find_runtime(lang), .timeout_s = timeout_s, .cancel_fd = cancel_fd,
+               .pool = pool};
     if (!b.compiler)
         return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s compiler found (looked for %s); run `fnbox doctor`",
                             lang->name, lang->runtimes[0]);
@@ -180,6 +215,33 @@ int fb_compile(const fb_lang_driver *lang, const char *code, size_t code_len, co
     fb_cache_close(&b.cache);
     free(src);
     return rc;
+}
+
+int fb_compile_template_make(const fb_lang_driver *lang, fb_compile_template *t, fb_sandbox_spec *spec, fb_error *err)
+{
+    memset(t, 0, sizeof *t);
+    build b = {.lang = lang, .compiler = fb_lang_find_runtime(lang), .cancel_fd = -1};
+    if (!b.compiler)
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s compiler found (looked for %s); run `fnbox doctor`",
+                            lang->name, lang->runtimes[0]);
+    build_step prog = {.script = lang->compiler->script};
+    if (lang->compiler->runtime_source) {
+        fb_cache_open(&b.cache, &k_cache_bounds);
+        int rc = runtime_file(&b, &t->runtime, &t->file, err);
+        fb_cache_close(&b.cache);
+        if (rc < 0)
+            return -1;
+        prog.files = &t->file;
+        prog.nfiles = 1;
+    }
+    compile_spec(b.compiler, &prog, FB_MAX_TIMEOUT_S, t->argv, spec);
+    spec->limits.cpu_seconds = FB_MAX_CPU_SECONDS; /* the widest: each compile lowers it to its own */
+    return 0;
+}
+
+void fb_compile_template_free(fb_compile_template *t)
+{
+    fb_compiled_free(&t->runtime);
 }
 
 void fb_compiled_free(fb_compiled *c)

@@ -6,7 +6,10 @@
 #include <stddef.h>
 
 #include "lang/lang.h"
+#include "sandbox/sandbox.h"
 #include "util/error.h"
+
+typedef struct fb_pool fb_pool;
 
 typedef struct fb_compiled {
     char *data;          /* the program binary (owned) */
@@ -18,7 +21,18 @@ typedef struct fb_compiled {
  * it stopped), "UnsupportedType" / "FunctionNotFound" (from the dispatcher, before compiling),
  * "SandboxSetupFailed" / "KernelFeatureMissing" (the compiler's sandbox could not run). */
 int fb_compile(const fb_lang_driver *lang, const char *code, size_t code_len, const char *function_name,
-               double timeout_s, int cancel_fd, fb_compiled *out, fb_error *err);
+               double timeout_s, int cancel_fd, fb_pool *pool, fb_compiled *out, fb_error *err);
 void fb_compiled_free(fb_compiled *c);
+
+/* A warm pool's template for lang's compiler (core/pool.c): the sandbox fb_compile runs a program's compile
+ * in, with the widest deadline and CPU limit. Builds lang's runtime object first (or takes it from the
+ * cache); t owns it and what spec points to, until fb_compile_template_free. */
+typedef struct fb_compile_template {
+    fb_compiled runtime;
+    fb_sandbox_file file;
+    const char *argv[5];
+} fb_compile_template;
+int fb_compile_template_make(const fb_lang_driver *lang, fb_compile_template *t, fb_sandbox_spec *spec, fb_error *err);
+void fb_compile_template_free(fb_compile_template *t);
 
 #endif

@@ -128,31 +128,6 @@ int fb_launch_template(const fb_lang_driver *lang, fb_launch *l, fb_sandbox_spec
     return 0;
 }
 
-/* In a prepared sandbox of the pool when one was built exactly as spec would build it, else in a new
- * one. The prepared one serves this call only: spent, the pool destroys it. */
-static int run_sandbox(const fb_sandbox_spec *spec, fb_pool *pool, fb_sandbox_outcome *out, fb_error *err)
-{
-    fb_sandbox *warm = pool ? fb_pool_take(pool, spec) : NULL;
-    if (!warm)
-        return fb_sandbox_run(spec, out, err);
-    const fb_sandbox_limits *l = &spec->limits;
-    fb_sandbox_call call = {.input = spec->input, .input_len = spec->input_len, .cancel_fd = spec->cancel_fd,
-                            .timeout_s = l->timeout_s, .cpu_seconds = l->cpu_seconds,
-                            .memory_bytes = l->memory_bytes, .pids = l->pids,
-                            .output_bytes = l->output_bytes, .result_bytes = l->result_bytes,
-                            .user_files = spec->user_files, .nuser_files = spec->nuser_files,
-                            .keep_scratch = spec->keep_scratch, .on_output = spec->on_output,
-                            .output_ctx = spec->output_ctx, .on_input_written = spec->on_input_written,
-                            .input_ctx = spec->input_ctx, .result_complete = fb_result_channel_complete};
-    int rc = fb_sandbox_run_prepared(warm, &call, out, err);
-    fb_pool_spent(pool, warm, rc <= 0);
-    if (rc <= 0)
-        return rc;
-    fb_error_clear(err); /* nothing of the call ran there: cold, as if the pool had been empty */
-    fb_sandbox_outcome_free(out);
-    return fb_sandbox_run(spec, out, err);
-}
-
 /* permissions.network: when anything is allowed, the sandbox's init opens 127.0.0.1:3128 inside and the
  * proxy (net/proxy.h) serves it from here; the function's environment points its clients there (these
  * replace any same-named permissions.env entry). Stopped as soon as every sandboxed process is gone. */
@@ -176,7 +151,7 @@ int fb_launch_attached(fb_sandbox_spec *spec, const fb_launch_attach *a, fb_sand
         spec->on_output = fb_output_chunk;
         spec->output_ctx = a->output;
     }
-    int rc = run_sandbox(spec, a->pool, out, err);
+    int rc = fb_pool_run(a->pool, spec, fb_result_channel_complete, out, err);
     if (a->output)
         fb_output_finish(a->output);
     free(staged);

@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "core/compile.h"
 #include "core/launch.h"
 #include "lang/lang.h"
 
@@ -22,7 +23,8 @@
 typedef struct pool_lang {
     const fb_lang_driver *lang;
     unsigned size;
-    fb_launch launch;        /* owns what spec points to */
+    fb_launch launch;        /* owns what spec points to (an interpreted language's) */
+    fb_compile_template compile; /* or (a compiled language's: its compiler waits for the source) */
     fb_sandbox_spec spec;    /* the template every sandbox of this pool is built from */
     fb_sandbox *idle[FB_POOL_MAX_SIZE];
     uint64_t idle_mem[FB_POOL_MAX_SIZE];
@@ -95,7 +97,8 @@ static bool fits(const pool_lang *pl, const fb_sandbox_spec *s)
     return strcmp(t->exec_path, s->exec_path) == 0 && same_strings(t->argv, s->argv) &&
            same_strings(t->envp, s->envp) && strcmp(t->workdir, s->workdir) == 0 && !s->cwd && same_files(t, s) &&
            same_limits(&t->limits, &s->limits, pl->relimit) && s->nfuse == 0 && !s->proxy_listen &&
-           !(s->exec_allow && s->exec_allow[0]) && !s->exec_any && s->inert_until_input && !s->input_on_stdin &&
+           !(s->exec_allow && s->exec_allow[0]) && s->exec_any == t->exec_any && s->inert_until_input &&
+           !s->input_on_stdin &&
            !s->no_result_fd;
 }
 
@@ -157,6 +160,30 @@ fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec)
     for (size_t i = 0; i < ndead; i++)
         fb_sandbox_destroy(dead[i]);
     return sb;
+}
+
+int fb_pool_run(fb_pool *pool, const fb_sandbox_spec *spec, bool (*result_complete)(const char *data, size_t len),
+                fb_sandbox_outcome *out, fb_error *err)
+{
+    fb_sandbox *warm = pool ? fb_pool_take(pool, spec) : NULL;
+    if (!warm)
+        return fb_sandbox_run(spec, out, err);
+    const fb_sandbox_limits *l = &spec->limits;
+    fb_sandbox_call call = {.input = spec->input, .input_len = spec->input_len, .cancel_fd = spec->cancel_fd,
+                            .timeout_s = l->timeout_s, .cpu_seconds = l->cpu_seconds,
+                            .memory_bytes = l->memory_bytes, .pids = l->pids,
+                            .output_bytes = l->output_bytes, .result_bytes = l->result_bytes,
+                            .user_files = spec->user_files, .nuser_files = spec->nuser_files,
+                            .keep_scratch = spec->keep_scratch, .on_output = spec->on_output,
+                            .output_ctx = spec->output_ctx, .on_input_written = spec->on_input_written,
+                            .input_ctx = spec->input_ctx, .result_complete = result_complete};
+    int rc = fb_sandbox_run_prepared(warm, &call, out, err);
+    fb_pool_spent(pool, warm, rc <= 0);
+    if (rc <= 0)
+        return rc;
+    fb_error_clear(err); /* nothing of the call ran there: cold, as if the pool had been empty */
+    fb_sandbox_outcome_free(out);
+    return fb_sandbox_run(spec, out, err);
 }
 
 void fb_pool_spent(fb_pool *p, fb_sandbox *sb, bool ran)
@@ -326,13 +353,14 @@ static int add_lang(fb_pool *p, const char *name, unsigned size, fb_error *err)
     memset(pl, 0, sizeof *pl);
     pl->lang = lang;
     pl->size = size;
-    if (fb_launch_template(lang, &pl->launch, &pl->spec, err) < 0) {
+    int rc = lang->compiler ? fb_compile_template_make(lang, &pl->compile, &pl->spec, err)
+                            : fb_launch_template(lang, &pl->launch, &pl->spec, err);
+    if (rc == 0 && !pl->spec.inert_until_input)
+        rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "%s cannot wait for its call", lang->name);
+    if (rc < 0) {
         fb_launch_free(&pl->launch);
+        fb_compile_template_free(&pl->compile);
         return fb_wrap_error(err, "warm: %s", lang->name);
-    }
-    if (!pl->spec.inert_until_input) {
-        fb_launch_free(&pl->launch);
-        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "warm: %s cannot wait for its call", lang->name);
     }
     p->nlangs++;
     return 0;
@@ -431,6 +459,7 @@ void fb_pool_stop(fb_pool *p)
         for (size_t i = 0; i < pl->nidle; i++)
             fb_sandbox_destroy(pl->idle[i]);
         fb_launch_free(&pl->launch);
+        fb_compile_template_free(&pl->compile);
     }
     for (size_t i = 0; i < p->nspent; i++)
         fb_sandbox_destroy(p->spent[i]);

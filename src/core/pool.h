@@ -32,6 +32,11 @@ int fb_pool_start(const fb_pool_config *cfg, fb_pool **out, fb_error *err);
  * files, workdir, limits set at creation; no mounts, proxy, exec rights), or NULL (run it cold). The
  * caller runs it once and hands it to fb_pool_spent. Thread-safe. */
 fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec);
+/* Runs spec in a prepared sandbox of p when one was built exactly as spec would be (it serves this call only:
+ * spent, the pool destroys it), else in a new one (fb_sandbox_run; also when p is NULL, or when the prepared
+ * one could not take the call). result_complete: fb_sandbox_call's (NULL: wait for every process). */
+int fb_pool_run(fb_pool *p, const fb_sandbox_spec *spec, bool (*result_complete)(const char *data, size_t len),
+                fb_sandbox_outcome *out, fb_error *err);
 /* Takes back a sandbox fb_pool_take gave out: it is destroyed on the pool's thread. ran: the call ran in it
  * (served), or it could not take the call, which ran cold (missed). */
 void fb_pool_spent(fb_pool *p, fb_sandbox *sb, bool ran);

@@ -68,7 +68,7 @@ static int plan(call_state *c, int cancel_fd, fb_error *err)
                          .schema = r->schema, .args = r->args, .kwargs = r->kwargs};
     if (refuse_owned(r, err) < 0 || fb_plan_call(&pin, &c->plan, err) < 0)
         return -1;
-    if (r->lang->compiler && fb_compile(r->lang, r->code, r->code_len, c->plan.function_name, r->timeout_s, cancel_fd,
+    if (r->lang->compiler && fb_compile(r->lang, r->code, r->code_len, c->plan.function_name, r->timeout_s, cancel_fd, NULL,
                                         &c->prog, err) < 0)
         return -1;
     return fb_launch_prepare(r, &c->plan, &c->prog, &c->launch, err);

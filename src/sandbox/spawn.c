@@ -664,7 +664,9 @@ int fb_sandbox_start(fb_sandbox *sb, bool serve, fb_sandbox_outcome *out, fb_err
     fb_run_fds *f = &sb->f;
     fb_idmap_choose(&sb->idmap);
     /* Test builds ("cgroup-early" switch): every program joins while it starts, as an interpreter does. */
-    if (fb_cgroup_create(&sb->cg, &spec->limits, spec->inert_until_input && !serve, err) < 0)
+    /* A program that may fork before its input (exec_any: a compiler's driver starts its passes) is born in
+     * its cgroup: moved while it starts, what it forked first would stay outside. */
+    if (fb_cgroup_create(&sb->cg, &spec->limits, spec->inert_until_input && !spec->exec_any && !serve, err) < 0)
         return -1;
     out->memory_limit_mechanism = sb->cg.mechanism;
     (void)fb_landlock_abi(NULL); /* probed once per process, here: the children inherit the answer */

@@ -279,6 +279,38 @@ def test_a_limit_the_started_runtime_exceeds_runs_cold(server):
     assert res["status"] == cold["status"], (res, cold)
 
 
+def test_c_and_cpp_compile_in_pooled_compilers():
+    """`--warm c=1,cpp=1`: a program not in the compile cache compiles in a compiler started ahead (the pool
+    serves it); the same program again is a cache hit that needs no compiler; a compile error reads as in a
+    cold call."""
+    nonce = "%d-%d" % (os.getpid(), time.monotonic_ns())
+    codes = {"c": "/* %s */\nint add(int a, int b) { return a + b; }\n" % nonce,
+             "cpp": "// %s\n#include <string>\nint add(int a, int b) { return (int)std::to_string(a + b).size() + a + b - 1; }\n" % nonce}
+    with Server("--warm", "c=1,cpp=1") as srv:
+        for lang, code in codes.items():
+            wait_full(srv, lang)
+            served = pools(srv)[lang]["served"]
+            request = {"language": lang, "code": code, "functionName": "add", "args": [1, 2]}
+            status, res = post(srv, request)
+            assert status == 200 and res["status"] == "success" and res["result"] == 3, res
+            assert res["meta"]["compile"] == "miss", res["meta"]
+            assert pools(srv)[lang]["served"] == served + 1
+            wait_full(srv, lang)
+            status, res = post(srv, request)
+            assert res["result"] == 3 and res["meta"]["compile"] == "hit", res
+            assert pools(srv)[lang]["served"] == served + 1  # a hit runs no compiler
+        bad = {"language": "c", "code": "/* %s */ int add(int a, int b) { return a + ; }" % nonce,
+               "functionName": "add", "args": [1, 2]}
+        wait_full(srv, "c")
+        served = pools(srv)["c"]["served"]
+        _, warm = post(srv, bad)
+        assert pools(srv)["c"]["served"] == served + 1
+    cold = json.loads(subprocess.run([FNBOX, "call", "-"], input=json.dumps(bad).encode(),
+                                     capture_output=True).stdout)
+    assert warm["status"] == cold["status"] == "error" and warm["error"] == cold["error"], (warm, cold)
+    assert "expected expression" in warm["error"]["message"], warm["error"]
+
+
 def test_a_mount_runs_cold(server, tmp_path):
     (tmp_path / "a.txt").write_text("A")
     request = {"language": "python", "code": "def f():\n    return open('/data/a.txt').read()\n",
@@ -314,7 +346,6 @@ VERBS = {"serve": ["serve", "--listen", "127.0.0.1:0"], "mcp": ["mcp"]}
     ("--warm", "python=65", "0 to 64"),
     ("--warm", "python", "LANG=N"),
     ("--warm", "python=x", "LANG=N"),
-    ("--warm", "c=1", "compiled"),
     ("--warm-memory", "0", "size in bytes"),
     ("--warm-memory", "5T", "size in bytes"),
 ])
