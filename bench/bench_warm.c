@@ -7,6 +7,7 @@
  *   cold LANG                  one timed fnbox_call of the same request: {ms}
  *   c NONCE                    a C call whose code carries the comment NONCE: a compile-cache miss the
  *                              first time a nonce is seen, a hit after: {ms, cached}
+ *   cw NONCE                   the same through an engine with one pooled C compiler (`c=1`), full first
  *   load MODE LANG CLIENTS S   CLIENTS threads calling for S seconds, MODE "engine" (a new engine whose
  *                              pool holds CLIENTS sandboxes, full at the start) or "cold":
  *                              {calls, per_second, p50, p90, p99, warm}
@@ -279,7 +280,8 @@ static void memory(const char *langs, double settle_s)
 
 /* ---- the command loop ---- */
 
-static void c_call(const char *nonce)
+/* engine: NULL for fnbox_call, else a C call through it (its pooled compiler compiles a new program). */
+static void c_call(fnbox_engine *through, const char *nonce)
 {
     static char seen[64][256];
     static size_t nseen;
@@ -292,8 +294,10 @@ static void c_call(const char *nonce)
     snprintf(req, sizeof req,
              "{\"language\":\"c\",\"code\":\"int add(int a, int b) { return a + b; }\\n/* %s */\\n\","
              "\"functionName\":\"add\",\"args\":[1,2]}", nonce);
-    printf("{\"ms\":%.3f,\"cached\":%s}\n", timed_call(NULL, req, NULL), cached ? "true" : "false");
+    printf("{\"ms\":%.3f,\"cached\":%s}\n", timed_call(through, req, NULL), cached ? "true" : "false");
 }
+
+static fnbox_engine *c_engine; /* `cw`: one pooled C compiler */
 
 static void command(char *line)
 {
@@ -314,7 +318,13 @@ static void command(char *line)
     } else if (strcmp(verb, "cold") == 0) {
         printf("{\"ms\":%.3f}\n", timed_call(NULL, request_for(a), NULL));
     } else if (strcmp(verb, "c") == 0) {
-        c_call(a);
+        c_call(NULL, a);
+    } else if (strcmp(verb, "cw") == 0) {
+        if (!c_engine)
+            c_engine = open_engine("c=1");
+        if (fnbox_engine_wait_warm(c_engine, WARM_TIMEOUT_S) != FNBOX_OK)
+            die("cw: the C compiler's pool did not fill");
+        c_call(c_engine, a);
     } else if (strcmp(verb, "load") == 0) {
         load(a, b, clients, seconds);
     } else if (strcmp(verb, "memory") == 0) {
@@ -331,5 +341,6 @@ int main(void)
     while (fgets(line, sizeof line, stdin))
         command(line);
     fnbox_engine_close(engine);
+    fnbox_engine_close(c_engine);
     return 0;
 }
