@@ -108,6 +108,20 @@ static const char *stat_fields(const char *id, char *text, size_t cap)
     return p && p[1] == ' ' ? p + 1 : NULL;
 }
 
+/* Field n of stat_fields' text (1: the state, 2: ppid... proc(5)'s field n + 2) as a number, or 0. */
+static unsigned long long stat_number(const char *fields, int n)
+{
+    const char *p = fields;
+    for (int i = 0; p && i < n; i++)
+        if ((p = strchr(p, ' ')) != NULL)
+            p++;
+    if (!p)
+        return 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(p, &end, 10);
+    return end != p && (*end == ' ' || *end == '\n' || *end == '\0') ? v : 0;
+}
+
 static const char *pid_stat_fields(pid_t pid, char *text, size_t cap)
 {
     char id[16];
@@ -332,11 +346,7 @@ static bool task_exiting(const char *tid)
     const char *p = stat_fields(tid, text, sizeof text);
     if (!p)
         return errno == ENOENT || errno == ESRCH;
-    unsigned long flags = 0;
-    /* after the name: state ppid pgrp session tty_nr tpgid flags */
-    if (sscanf(p, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-        return false;
-    return (flags & PF_EXITING_FLAG) != 0;
+    return (stat_number(p, 7) & PF_EXITING_FLAG) != 0; /* after the name: state ppid pgrp session tty tpgid flags */
 }
 
 /* Every task of the call's cgroup (the program and all it started: none can leave it), init aside, is
@@ -397,11 +407,10 @@ static double reaped_children_cpu_ms(pid_t pid)
 {
     char text[1024];
     const char *p = pid_stat_fields(pid, text, sizeof text);
-    unsigned long long cutime = 0, cstime = 0;
-    /* fields 3..17: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
-     * cutime cstime */
-    if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %llu %llu", &cutime, &cstime) != 2)
+    if (!p)
         return 0;
+    /* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime */
+    unsigned long long cutime = stat_number(p, 14), cstime = stat_number(p, 15);
     long hz = sysconf(_SC_CLK_TCK);
     return hz > 0 ? (double)(cutime + cstime) * 1e3 / (double)hz : 0;
 }
@@ -414,8 +423,13 @@ static uint64_t program_peak_rss(pid_t pid)
     if (fb_read_small(path, text, sizeof text) <= 0)
         return 0;
     const char *p = strstr(text, "\nVmHWM:");
-    unsigned long long kb = 0;
-    return p && sscanf(p + 7, " %llu", &kb) == 1 ? (uint64_t)kb * 1024 : 0;
+    if (!p)
+        return 0;
+    p += 7;
+    p += strspn(p, " \t");
+    char *end = NULL;
+    unsigned long long kb = strtoull(p, &end, 10);
+    return end != p ? (uint64_t)kb * 1024 : 0;
 }
 
 /* An early end's usage, which init's wait status would have carried: the CPU time of init and the program
