@@ -336,6 +336,7 @@ static void hand_scratch(fb_sandbox *sb, fb_sandbox_outcome *out)
 typedef struct early_ctx {
     const fb_sandbox *sb;
     bool (*result_complete)(const char *data, size_t len);
+    uint64_t peak_rss; /* the program's VmHWM, the last time it could be read (it is gone once its memory is) */
 } early_ctx;
 
 /* Whether the task has entered its exit path (a task already gone counts as such). */
@@ -393,9 +394,14 @@ static bool program_exiting(const fb_sandbox *sb)
     return sb->program_fd >= 0 && poll(&p, 1, 0) == 0 && task_exiting(pid);
 }
 
+static uint64_t program_peak_rss(pid_t pid);
+
 static bool call_ended(void *ctx)
 {
-    const early_ctx *c = ctx;
+    early_ctx *c = ctx;
+    uint64_t peak = program_peak_rss(c->sb->program);
+    if (peak > c->peak_rss)
+        c->peak_rss = peak;
     /* test builds can skip the wait for every process to exit, to show what it keeps out */
     if (fb_defence_disabled("early-end-exiting"))
         return early_result_complete(c);
@@ -434,11 +440,22 @@ static uint64_t program_peak_rss(pid_t pid)
 
 /* An early end's usage, which init's wait status would have carried: the CPU time of init and the program
  * (their threads, and the children each reaped), the program's peak. */
-static void early_usage(const fb_sandbox *sb, fb_sandbox_outcome *out)
+static void early_usage(const fb_sandbox *sb, const early_ctx *early, fb_sandbox_outcome *out)
 {
-    out->peak_memory_bytes = program_peak_rss(sb->program);
-    out->cpu_ms = process_cpu_ms(sb->pid) + process_cpu_ms(sb->program) + reaped_children_cpu_ms(sb->pid) +
-                  reaped_children_cpu_ms(sb->program);
+    /* init may reap the program meanwhile, and its pid then be anyone's: init's figures first, then the
+     * program's, kept only if it is still unreaped after (a zombie answers signal 0); else init's again,
+     * which now count the program. */
+    double init_ms = process_cpu_ms(sb->pid) + reaped_children_cpu_ms(sb->pid);
+    double program_ms = process_cpu_ms(sb->program) + reaped_children_cpu_ms(sb->program);
+    uint64_t peak = program_peak_rss(sb->program);
+    out->peak_memory_bytes = early->peak_rss; /* read while the pid was surely the program's */
+    if (syscall(SYS_pidfd_send_signal, sb->program_fd, 0, NULL, 0) == 0) {
+        out->cpu_ms = init_ms + program_ms;
+        if (peak > out->peak_memory_bytes)
+            out->peak_memory_bytes = peak;
+    } else {
+        out->cpu_ms = process_cpu_ms(sb->pid) + reaped_children_cpu_ms(sb->pid);
+    }
 }
 
 int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sandbox_outcome *out, fb_error *err)
@@ -486,7 +503,7 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
     if (fb_sandbox_supervise_one(sb, &run, out, err) < 0)
         return -1;
     if (out->ended_early)
-        early_usage(sb, out);
+        early_usage(sb, &early, out);
     /* the call's CPU time, not the start-up that ran before it was asked for */
     out->cpu_ms = out->cpu_ms > startup_cpu_ms ? out->cpu_ms - startup_cpu_ms : 0;
     return fb_sandbox_read_outcome(sb, out, err);
