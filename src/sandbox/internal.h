@@ -209,6 +209,21 @@ int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_s
 int fb_sandbox_read_outcome(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *err);
 int fb_sandbox_read_result(int fd, fb_buf *result, fb_error *err);
 
+/* early_end.c: a prepared call may end once every process of it is exiting and its result is complete.
+ * fb_early_end_ask is fb_supervise_io.ended (ctx: the fb_early_end); after such an end,
+ * fb_early_end_usage fills the usage init's wait status would have carried. */
+typedef struct fb_early_end {
+    const fb_sandbox *sb;
+    bool (*result_complete)(const char *data, size_t len);
+    uint64_t peak_rss; /* the program's VmHWM, the last time it could be read (it is gone once its memory is) */
+} fb_early_end;
+bool fb_early_end_ask(void *ctx);
+void fb_early_end_usage(const fb_early_end *early, fb_sandbox_outcome *out);
+/* From /proc: a process's state letter (R, S, D...; 0 if unreadable), its CPU time so far (all its threads,
+ * ms; 0 if unreadable). */
+char fb_proc_state(pid_t pid);
+double fb_proc_cpu_ms(pid_t pid);
+
 /* The program's wait status as an outcome (exited/exit_code or term_signal). */
 void fb_sandbox_decode_status(int st, fb_sandbox_outcome *out);
 
