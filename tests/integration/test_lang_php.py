@@ -15,6 +15,22 @@ def test_roundtrip(value):
     assert ok(php("function f($v) { return $v; }", args=[value])) == value
 
 
+@pytest.mark.parametrize("code, args, kwargs, expected", [
+    # `{}` in the code or in a string is no empty object: [] stays a list
+    ("function f($v) { if (false) {} return $v; }", [[]], None, []),
+    ("function f($s, $v) { return [$s, $v]; }", ["{}", []], None, ["{}", []]),
+    ("function f($s, $v) { return [$s, $v]; }", ["\\\"{ }", []], None, ["\\\"{ }", []]),
+    # an empty object inside an argument or a keyword's value stays an object, whatever else is there
+    ("function f($v, $b = 0) { return [$v, $b]; }", [{}], {"b": 1}, [{}, 1]),
+    ("function f($v, $o = null) { return [$v, $o]; }", [[]], {"o": {}}, [[], {}]),
+    ("function f($v) { return $v; }", [[{"a": {}}, "{}", {"b": []}]], None, [{"a": {}}, "{}", {"b": []}]),
+])
+def test_empty_objects_against_arrays(code, args, kwargs, expected):
+    """The harness decodes to arrays at once unless an empty object is in an argument (then objects are kept
+    where they are empty): each way must give PHP `[]` for [] and an stdClass for {}."""
+    assert ok(php(code, args=args, kwargs=kwargs)) == expected
+
+
 def test_one_point_zero_stays_float():
     res = php("function f() { return 1.0; }")
     assert '"result":1.0' in res.raw, res.raw
@@ -90,6 +106,37 @@ def test_conversions():
     assert err["type"] == "SerializationError"
     err = failed(php("function f() { $o = new stdClass; $o->self = $o; return $o; }"))
     assert err["type"] == "SerializationError"
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("new DateTime('2020-01-02T03:04:05Z')", "2020-01-02T03:04:05+00:00"),
+    ("new ArrayObject([1, 2])", [1, 2]),
+    ("new ArrayObject([])", []),
+    ("(function () { yield 1; yield 2; })()", [1, 2]),
+    ("(object)[]", {}),
+    ("(object)['p' => [1]]", {"p": [1]}),
+    ("SplFixedArray::fromArray([3, 4])", [3, 4]),
+    ("E::A", "a"),
+    ("['in' => [new DateTime('2020-01-02T03:04:05Z')]]", {"in": ["2020-01-02T03:04:05+00:00"]}),
+])
+def test_objects_in_plain_arrays(expr, expected):
+    """An array that json_encode spells without error is checked for objects after encoding (the count of
+    members against count(COUNT_RECURSIVE)): one object among plain values must still be converted."""
+    code = ("enum E: string { case A = 'a'; }\n"
+            f"function f() {{ return [1, 'x,{{}}[', [true, null], {expr}, ['k' => 2.5]]; }}")
+    assert ok(php(code)) == [1, "x,{}[", [True, None], expected, {"k": 2.5}]
+
+
+def test_closure_in_array_and_json_serialize_once():
+    err = failed(php("function f() { return [1, [function () {}]]; }"))
+    assert err["type"] == "SerializationError"
+    # jsonSerialize is the function's own code: it runs once, whichever path encodes the result.
+    code = ("class J implements JsonSerializable { public function jsonSerialize(): mixed { echo 'J'; "
+            "return ['d' => new DateTime('2020-01-02T03:04:05Z')]; } }\n"
+            "function f() { return [new J(), [1, 2]]; }")
+    res = php(code)
+    assert ok(res) == [{"d": "2020-01-02T03:04:05+00:00"}, [1, 2]]
+    assert res.result["stdout"] == "J"
 
 
 def test_deep_nesting_and_large():
