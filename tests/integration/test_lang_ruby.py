@@ -268,6 +268,38 @@ def test_conversions():
     }, got
 
 
+CONVERTED = ["require 'set'; Set[1, 2]", ":sym", "{sym_key: 1}", "{1 => 'a', nil => 'b'}", "Float::NAN",
+             "-Float::INFINITY", "1.5", "2**64 + 7", "\"\\xff\\x00\".b", "'ab'.b", "\"\\xC3(\".force_encoding('UTF-8')",
+             "Time.at(0).utc", "(1..3)", "Struct.new(:x).new(1)", "Class.new(Hash)[{'a' => 1}]",
+             "Class.new(String).new('sub')", "h = {'a' => 1}; def h.extra = 1; h",
+             "o = Object.new; o.instance_variable_set(:@v, 1); o",
+             "c = Class.new { def to_json(*) = (print('J'); '{\"j\":1}') }; c.new",
+             "c = Class.new { def to_json(*) = (print('J'); '{\"j\":1}') }; [c.new, Float::NAN]",
+             "a = [1]; 300.times { a = [a] }; a"]
+
+
+@pytest.mark.parametrize("top", ["[x] + [0] * N", "{'k' => x}.merge((1..N).to_h { |i| [i.to_s, i] })"])
+@pytest.mark.parametrize("expr", CONVERTED)
+def test_conversions_in_large_values(deep_parsing, expr, top):
+    """From 1024 items at the top, the C generator's own walk is the check (a TracePoint stops it at its first
+    call back into Ruby): each value must come out as it does in a small result, and a to_json of the
+    function's own runs once."""
+    def run(n):
+        res = rb(f"def x\n  {expr}\nend\ndef f\n  {top.replace('N', str(n))}\nend\n")
+        value = ok(res)
+        return (value[0] if isinstance(value, list) else value["k"]), len(value), res.result["stdout"]
+    small, small_len, small_out = run(3)
+    large, large_len, large_out = run(1500)
+    assert large == small and (small_len, large_len) == (4, 1501)
+    assert large_out == small_out  # "J" for the to_json of the function's own: once per value
+
+
+@pytest.mark.parametrize("expr", ["proc { 1 }", "$stdout", "a = []; a << a; a"])
+def test_unserializable_in_large_values(expr):
+    err = failed(rb(f"def x\n  {expr}\nend\ndef f\n  [x] + [0] * 2000\nend\n"))
+    assert err["type"] == "SerializationError", err
+
+
 @pytest.mark.parametrize("expr", ["proc { 1 }", "method(:puts)", "$stdout", "Object", "a = []; a << a; a"])
 def test_unserializable(expr):
     err = failed(rb(f"def f\n  {expr}\nend\n"))
