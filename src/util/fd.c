@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int fb_write_all(int fd, const void *data, size_t len)
@@ -27,11 +28,36 @@ int fb_write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
+/* Room to read into at the end of buf, up to its maximum: all of what is left of a file at once (its
+ * size is known: a memfd result, a request file), else doubling from 64 KiB. 0 once at the maximum. */
+static size_t read_room(int fd, fb_buf *buf, bool first)
+{
+    if (buf->len >= buf->max)
+        return 0;
+    size_t left = buf->max - buf->len, want = buf->len > 65536 ? buf->len : 65536;
+    struct stat st;
+    off_t pos;
+    if (first && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (pos = lseek(fd, 0, SEEK_CUR)) >= 0 &&
+        st.st_size > pos)
+        want = (size_t)(st.st_size - pos) + 1; /* + 1: the read that sees EOF needs no growth */
+    size_t room = buf->cap > buf->len + 1 ? buf->cap - buf->len - 1 : 0;
+    if (room == 0 && fb_buf_reserve(buf, buf->len + (want < left ? want : left)) < 0)
+        return (size_t)-1;
+    room = buf->cap - buf->len - 1;
+    return room < left ? room : left;
+}
+
+/* Straight into the buffer: a 64 MB result is not copied twice (through a chunk on the stack). */
 int fb_read_all(int fd, fb_buf *buf)
 {
-    char chunk[65536];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
+    char drop[4096];
+    for (bool first = true;; first = false) {
+        size_t room = read_room(fd, buf, first);
+        if (room == (size_t)-1) {
+            errno = ENOMEM;
+            return -1;
+        }
+        ssize_t n = room ? read(fd, buf->data + buf->len, room) : read(fd, drop, sizeof drop);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -39,10 +65,12 @@ int fb_read_all(int fd, fb_buf *buf)
         }
         if (n == 0)
             return 0;
-        if (fb_buf_append(buf, chunk, (size_t)n) < 0) {
-            errno = ENOMEM;
-            return -1;
+        if (!room) { /* past the maximum: read to EOF, keep nothing */
+            buf->truncated = true;
+            continue;
         }
+        buf->len += (size_t)n;
+        buf->data[buf->len] = '\0';
     }
 }
 

@@ -115,6 +115,41 @@ static void test_table_agrees_with_jansson(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* Strings are passed over eight bytes a step: one byte that needs a look (a control character, a quote, an
+ * escape, the start or the middle of a UTF-8 sequence, a byte no UTF-8 has) at every offset of a long run
+ * of plain bytes, and the string's end at every offset, must get jansson's verdict. */
+static void test_string_runs_at_every_offset(void **state)
+{
+    (void)state;
+    static const char *const k_special[] = {"\x01", "\x1f", "\\\"", "\\n", "\\u00e9", "\\ud83d\\ude00", "\\", "\"",
+                                            "\xc3\xa9", "\xe2\x98\x83", "\xf0\x9d\x84\x9e", "\xc3", "\xa9", "\xff",
+                                            "\x7f", " ", "\xed\xa0\x80", "\xc0\xaf"};
+    int failed = 0;
+    char why[300], buf[64];
+    for (size_t k = 0; k < sizeof k_special / sizeof *k_special; k++) {
+        for (size_t at = 0; at <= 24; at++) {
+            size_t slen = strlen(k_special[k]);
+            size_t len = 0;
+            buf[len++] = '"';
+            memset(buf + len, 'a', at);
+            len += at;
+            memcpy(buf + len, k_special[k], slen);
+            len += slen;
+            memset(buf + len, 'b', 17);
+            len += 17;
+            buf[len++] = '"';
+            /* the whole string, and the string cut at each length (an unterminated run ends the text) */
+            for (size_t cut = 1; cut <= len; cut++) {
+                if (!agree(buf, cut, why, sizeof why)) {
+                    print_message("# FAIL special %zu at %zu cut %zu: %s\n", k, at, cut, why);
+                    failed++;
+                }
+            }
+        }
+    }
+    assert_int_equal(failed, 0);
+}
+
 /* Nesting at jansson's limit: 2048 values deep passes, 2049 fails, as arrays and as objects. */
 static void test_depth_limit(void **state)
 {
@@ -246,6 +281,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_agrees_with_jansson),
         cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_string_runs_at_every_offset),
         cmocka_unit_test(test_mutations_agree_with_jansson),
         cmocka_unit_test(test_member_callback),
         cmocka_unit_test(test_big_int_flag),
