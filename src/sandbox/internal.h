@@ -74,6 +74,7 @@ int fb_seccomp_compile(fb_bpf *out, fb_error *err);
 int fb_seccomp_compile_fresh(fb_bpf *out, fb_error *err);
 void fb_bpf_free(fb_bpf *bpf);
 int fb_seccomp_load(const fb_bpf *bpf, fb_error *err);                 /* [child] */
+int fb_seccomp_exit_listener(void);                                    /* [child] */
 
 /* limits.c */
 /* How the call's processes get into its cgroup (spawn.c says why there are three). */
@@ -133,6 +134,7 @@ typedef struct fb_child_ctx {
     bool input_on_stdin; /* the input pipe is the program's fd 0 (a command's stdin), not fd 4 */
     bool serve;         /* long-lived: init serves spawn requests on ctl_fd instead of forking one program */
     int ctl_fd;         /* serve: init's end of the control socket (SOCK_SEQPACKET) */
+    bool exit_listener; /* prepared: the program sends an exit listener ('x', seccomp.c) before its execve */
 } fb_child_ctx;
 /* The parent's and init's ends of a sandbox's pipes and sockets (-1 once closed). */
 typedef struct fb_run_fds {
@@ -154,6 +156,7 @@ struct fb_sandbox {
     pid_t program;            /* a prepared sandbox's program (prepared.c), as our PID namespace sees it */
     int program_fd;           /* its pidfd (-1: none) */
     int ns_held[2];           /* prepared: the program's and init's mount namespaces, held (see prepared.c) */
+    int exit_fd;              /* prepared: the program's exit listener (seccomp.c), or -1 */
     bool prepared;            /* prepared and not yet run */
     bool input_later;         /* prepared: keep the input pipe, whatever spec->input says */
     uint64_t inherited_rss;   /* prepared: our RSS when init was cloned, which init's own maxrss reflects */
@@ -203,6 +206,7 @@ typedef struct fb_sandbox_oneshot {
     uint64_t inherited_rss;  /* a prepared sandbox's: our RSS when init was cloned (0: now) */
     bool (*ended)(void *ctx); /* fb_supervise_io's */
     void *ended_ctx;
+    int exit_fd;              /* fb_supervise_io's (-1: none) */
 } fb_sandbox_oneshot;
 int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_sandbox_outcome *out, fb_error *err);
 /* After it: peak memory, OOM kill, the result channel into out. */
@@ -244,6 +248,8 @@ int fb_sock_send_fds(int sock, const void *data, size_t len, const int *fds, siz
 /* Receives a one-byte message (into *tag, if given) and the sender's pid from its credentials (as seen from
  * our PID namespace): the pid, 0 at EOF, -1 on error or when no credentials came. */
 pid_t fb_sock_recv_pid(int sock, char *tag);
+/* A message tagged `tag` carrying one descriptor, if one is waiting (never blocks): the descriptor, or -1. */
+int fb_sock_recv_fd_now(int sock, char tag);
 
 /* supervise.c */
 typedef struct fb_supervise_io {
@@ -270,6 +276,9 @@ typedef struct fb_supervise_io {
      * init is left alive, unreaped (out->ended_early), for fb_sandbox_stop. NULL: wait for init. */
     bool (*ended)(void *ctx);
     void *ended_ctx;
+    /* With ended: hangs up once every process of the program has begun to exit (seccomp.c's exit listener);
+     * ended is then asked at once. -1: asked on the timer only. */
+    int exit_fd;
 } fb_supervise_io;
 /* Our resident set now (0 if unknown): what a clone of us starts with. */
 uint64_t fb_own_rss_bytes(void);

@@ -154,6 +154,7 @@ int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *
         return -1;
     }
     hold_namespaces(sb);
+    sb->exit_fd = fb_sock_recv_fd_now(sb->f.sync[1], 'x'); /* sent before its execve, which is behind us */
     await_idle(sb);
     sb->prepared = true;
     *out = sb;
@@ -311,7 +312,7 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
                               .on_input_written = call->on_input_written, .input_ctx = call->input_ctx,
                               .started = true, .inherited_rss = sb->inherited_rss,
                               .ended = call->result_complete ? fb_early_end_ask : NULL,
-                              .ended_ctx = &early};
+                              .ended_ctx = &early, .exit_fd = sb->exit_fd};
     if (fb_sandbox_supervise_one(sb, &run, out, err) < 0)
         return -1;
     if (out->ended_early)

@@ -11,6 +11,7 @@
  *     CPython, V8 and libuv treat it as "not available here" and fall back.
  * A syscall of another architecture (int 0x80, x32) kills the process. */
 #include <errno.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -22,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
@@ -367,6 +369,22 @@ void fb_bpf_free(fb_bpf *bpf)
     free(bpf->insns);
     bpf->insns = NULL;
     bpf->len = 0;
+}
+
+/* A second filter, installed before the main one, that lets every system call through and is made with a
+ * listener (Linux 5.0). The kernel hangs up the listener once no task uses the filter any more (Linux 5.9,
+ * "seccomp: notify about unused filter"), which a task does in do_exit right after it is marked exiting and
+ * before its memory is torn down. So the supervisor of a prepared call learns at that moment, without
+ * polling /proc on a timer, that the program and all it started have begun to exit (early_end.c). The
+ * listener never receives a notification: the filter returns only ALLOW. -1 when the kernel refuses; the
+ * supervisor then asks on its timer alone. */
+int fb_seccomp_exit_listener(void)
+{
+    struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = {.len = 1, .filter = &allow};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return -1;
+    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 }
 
 int fb_seccomp_load(const fb_bpf *bpf, fb_error *err)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "sandbox/internal.h"
 
@@ -57,4 +58,26 @@ pid_t fb_sock_recv_pid(int sock, char *tag)
             return cred.pid;
         }
     return -1;
+}
+
+int fb_sock_recv_fd_now(int sock, char tag)
+{
+    char byte = 0;
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
+    } ctl;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+    if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) != 1)
+        return -1;
+    int fd = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    if (fd >= 0 && byte != tag) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }

@@ -142,6 +142,21 @@ static int restore_oom_adj(const fb_child_ctx *c, fb_error *err)
     return 0;
 }
 
+/* A prepared program hands its exit listener (seccomp.c) to the parent, before the main filter (which has
+ * no seccomp() to allow) and its execve. Best effort: without it the call ends on the supervisor's timer. */
+static int send_exit_listener(const fb_child_ctx *c)
+{
+    if (!c->exit_listener)
+        return 0;
+    int fd = fb_seccomp_exit_listener();
+    if (fd < 0)
+        return 0;
+    fb_error ignored = {0};
+    (void)fb_sock_send_fds(c->sync_fd, "x", 1, &fd, 1, &ignored);
+    close(fd);
+    return 0;
+}
+
 __attribute__((noreturn)) void fb_program_main(const fb_child_ctx *c)
 {
     fb_error err = {0};
@@ -164,7 +179,7 @@ __attribute__((noreturn)) void fb_program_main(const fb_child_ctx *c)
     else if (fb_userns_lock_mounts(&err) == 0 && fb_rootfs_seal_proc(&err) == 0 && setup_fds(c, &err) == 0 &&
              fb_rlimits_apply(&spec->limits, c->memory_by_cgroup, c->pids_by_cgroup, &err) == 0 &&
              fb_landlock_apply(&landlocked, &err) == 0 && fb_caps_drop_all(&err) == 0 &&
-             fb_seccomp_load(c->bpf, &err) == 0) {
+             send_exit_listener(c) == 0 && fb_seccomp_load(c->bpf, &err) == 0) {
         execve(c->exec_path, c->argv, fb_defence_disabled("env") ? with_host_environ(c->envp) : c->envp);
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "execve %s", c->exec_path);
     }
@@ -608,7 +623,8 @@ int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_s
                           .on_input_written = run->on_input_written, .input_ctx = run->input_ctx,
                           .on_started = sb->cg.join == FB_JOIN_PARENT_PROGRAM ? fb_sandbox_join_program : NULL,
                           .ctx = &sb->cg, .on_output = run->on_output, .output_ctx = run->output_ctx,
-                          .inherited_rss = run->inherited_rss, .ended = run->ended, .ended_ctx = run->ended_ctx};
+                          .inherited_rss = run->inherited_rss, .ended = run->ended, .ended_ctx = run->ended_ctx,
+                          .exit_fd = run->ended ? run->exit_fd : -1};
     int rc = fb_supervise(&io, run->limits, out, report, sizeof report, &st, err);
     if (!out->ended_early)
         sb->pid = -1; /* reaped, even on error; else fb_sandbox_stop kills and reaps it */
@@ -680,7 +696,7 @@ int fb_sandbox_start(fb_sandbox *sb, bool serve, fb_sandbox_outcome *out, fb_err
                       .result_fd = spec->no_result_fd ? -1 : f->result, .input_on_stdin = spec->input_on_stdin,
                       .input_r = f->input[0], .parent_ends = {f->out[0], f->err[0], f->report[0], f->sync[1], f->input[1]},
                       .exec_path = spec->exec_path, .argv = spec->argv, .envp = spec->envp, .serve = serve,
-                      .ctl_fd = f->ctl[0]};
+                      .ctl_fd = f->ctl[0], .exit_listener = sb->input_later && !serve};
     unsigned long ns = NS_FLAGS;
     if (fb_defence_disabled("netns")) /* test builds: the host's network */
         ns &= ~(unsigned long)CLONE_NEWNET;
@@ -726,6 +742,7 @@ void fb_sandbox_stop(fb_sandbox *sb)
     fb_close(&sb->program_fd);
     fb_close(&sb->ns_held[0]);
     fb_close(&sb->ns_held[1]);
+    fb_close(&sb->exit_fd);
     fb_bpf_free(&sb->bpf);
     fb_cgroup_destroy(&sb->cg);
 }
@@ -741,6 +758,7 @@ void fb_sandbox_struct_init(fb_sandbox *sb, const fb_sandbox_spec *spec)
     sb->root_fd = -1;
     sb->program_fd = -1;
     sb->ns_held[0] = sb->ns_held[1] = -1;
+    sb->exit_fd = -1;
 }
 
 int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err)
@@ -750,7 +768,8 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     fb_sandbox_struct_init(&sb, spec);
     fb_sandbox_oneshot run = {.input = spec->input, .input_len = spec->input_len, .cancel_fd = spec->cancel_fd,
                               .limits = &spec->limits, .on_output = spec->on_output, .output_ctx = spec->output_ctx,
-                              .on_input_written = spec->on_input_written, .input_ctx = spec->input_ctx};
+                              .on_input_written = spec->on_input_written, .input_ctx = spec->input_ctx,
+                              .exit_fd = -1};
     int rc = -1;
     if (fb_sandbox_start(&sb, false, out, err) < 0 || fb_sandbox_supervise_one(&sb, &run, out, err) < 0)
         goto done;

@@ -20,7 +20,7 @@
 #include "util/defences.h"
 #include "util/fd.h"
 
-enum { SV_OUT, SV_ERR, SV_REPORT, SV_PID, SV_CANCEL, SV_STARTED, SV_INPUT, SV_N };
+enum { SV_OUT, SV_ERR, SV_REPORT, SV_PID, SV_CANCEL, SV_STARTED, SV_INPUT, SV_EXIT, SV_N };
 
 typedef struct sv_state {
     struct pollfd pfd[SV_N];
@@ -180,7 +180,12 @@ static int loop(const fb_supervise_io *io, sv_state *st, fb_sandbox_outcome *out
     double next_ask = 0;
     while (busy(st)) {
         bool early = may_end_early(io, st);
-        if (early && (now_ms() >= next_ask || (st->pfd[SV_OUT].fd < 0 && st->pfd[SV_ERR].fd < 0 && !st->early_fast))) {
+        /* the exit listener hung up: every process of the program has begun to exit, ask now (once) */
+        bool exiting = st->pfd[SV_EXIT].fd >= 0 && (st->pfd[SV_EXIT].revents & (POLLHUP | POLLERR));
+        if (exiting)
+            st->pfd[SV_EXIT].fd = -1;
+        if (early && (now_ms() >= next_ask || exiting ||
+                      (st->pfd[SV_OUT].fd < 0 && st->pfd[SV_ERR].fd < 0 && !st->early_fast))) {
             if (io->ended(io->ended_ctx)) {
                 drain_rest(io, st, out);
                 st->ended_early = true;
@@ -302,6 +307,8 @@ int fb_supervise(const fb_supervise_io *io, const fb_sandbox_limits *lim, fb_san
                        /* without a "started" to wait for, the program is ready for its input now */
                        [SV_INPUT] = {.fd = io->started_fd < 0 && io->input_fd ? *io->input_fd : -1,
                                      .events = POLLOUT},
+                       /* no events asked: its hang-up is reported whatever is asked */
+                       [SV_EXIT] = {.fd = io->ended ? io->exit_fd : -1},
                    }};
     fb_buf_init(&st.report, report_cap > 0 ? report_cap - 1 : 0);
     grow_input_pipe(io);
