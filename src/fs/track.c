@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -99,6 +100,7 @@ typedef struct walk {
     size_t budget;
     fb_change_list *out;
     fb_error *err;
+    dev_t dev; /* the root's file system: what is mounted inside is another area's */
 } walk;
 
 static int open_beneath(int root_fd, const char *rel, int flags)
@@ -183,19 +185,34 @@ static int same_content(walk *w, const char *rel, const struct stat *st, const f
 
 static int walk_dir(walk *w, const char *rel);
 
-static int visit(walk *w, const char *rel, const char *vpath)
+/* The entry `name` of the directory dir_fd (opened beneath the root) as a struct stat (the fields this walk
+ * reads), unless it is gone or something is mounted on it (another area's, as RESOLVE_NO_XDEV refused it:
+ * the kernel says it is a mount's root, or its device differs). Stat'd by name in its directory without
+ * following a symlink: one call where opening it first took three, and no way out of the root (a single
+ * component, in a directory itself reached beneath it). */
+static bool entry_stat(const walk *w, int dir_fd, const char *name, struct stat *st)
 {
-    struct stat st;
-    int fd = open_beneath(w->root_fd, rel, O_PATH);
-    if (fd < 0)
-        return 0; /* gone, or not reachable beneath the root: nothing to report */
-    int rc = fstat(fd, &st);
-    close(fd);
-    if (rc < 0)
-        return 0;
+    struct statx sx;
+    if (statx(dir_fd, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE | STATX_SIZE, &sx) < 0)
+        return false;
+    if ((sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+        return false;
+    if (makedev(sx.stx_dev_major, sx.stx_dev_minor) != w->dev)
+        return false;
+    *st = (struct stat){.st_mode = sx.stx_mode, .st_size = (off_t)sx.stx_size};
+    return true;
+}
+
+/* The entry `name` of dir_fd, at rel / vpath: reported if new or changed, walked if a directory. */
+static int visit(walk *w, int dir_fd, const char *name, const char *rel, const char *vpath)
+{
     const fb_baseline_entry *e = baseline_find(w->b, vpath);
     if (e && e->skip)
         return 0;
+    struct stat st;
+    if (!entry_stat(w, dir_fd, name, &st))
+        return 0; /* gone, or another area: nothing to report */
+    int rc = 0;
     if (!e)
         rc = report(w, FB_CHANGE_CREATED, vpath, rel, &st);
     else if (e->dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode) || !same_content(w, rel, &st, e))
@@ -212,7 +229,6 @@ static int walk_dir(walk *w, const char *rel)
         return 0;
     struct dirent **names = NULL;
     int n = scandirat(fd, ".", &names, NULL, alphasort);
-    close(fd);
     int rc = 0;
     for (int i = 0; i < n; i++) {
         const char *name = names[i]->d_name;
@@ -222,11 +238,12 @@ static int walk_dir(walk *w, const char *rel)
             int a = snprintf(crel, sizeof crel, "%s%s%s", rel, *rel ? "/" : "", name);
             int b = snprintf(vpath, sizeof vpath, "%s/%s", strcmp(w->vroot, "/") == 0 ? "" : w->vroot, crel);
             if (a > 0 && a < (int)sizeof crel && b > 0 && b < (int)sizeof vpath)
-                rc = visit(w, crel, vpath);
+                rc = visit(w, fd, name, crel, vpath);
         }
         free(names[i]);
     }
     free(names);
+    close(fd);
     return rc;
 }
 
@@ -242,6 +259,10 @@ int fb_track_scratch(int root_fd, const char *vroot, const fb_baseline *b, bool 
 {
     walk w = {.root_fd = root_fd, .vroot = vroot, .b = b, .with_content = with_content, .budget = max_entries,
               .out = out, .err = err};
+    struct stat root;
+    if (fstat(root_fd, &root) < 0)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "stat of the scratch area %s", vroot);
+    w.dev = root.st_dev;
     if (walk_dir(&w, "") < 0)
         return -1;
     /* what the baseline had and the tree lost */
