@@ -145,12 +145,18 @@ static bool program_exiting(const fb_sandbox *sb)
     return sb->program_fd >= 0 && poll(&p, 1, 0) == 0 && task_exiting(pid);
 }
 
-bool fb_early_end_ask(void *ctx)
+void fb_early_end_sample(void *ctx)
 {
     fb_early_end *c = ctx;
     uint64_t peak = program_peak_rss(c->sb->program);
     if (peak > c->peak_rss)
         c->peak_rss = peak;
+}
+
+bool fb_early_end_ask(void *ctx)
+{
+    fb_early_end *c = ctx;
+    fb_early_end_sample(c);
     /* test builds can skip the wait for every process to exit, to show what it keeps out */
     if (fb_defence_disabled("early-end-exiting"))
         return early_result_complete(c);

@@ -207,6 +207,7 @@ typedef struct fb_sandbox_oneshot {
     bool (*ended)(void *ctx); /* fb_supervise_io's */
     void *ended_ctx;
     int exit_fd;              /* fb_supervise_io's (-1: none) */
+    void (*sample)(void *ctx); /* fb_supervise_io's */
 } fb_sandbox_oneshot;
 int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_sandbox_outcome *out, fb_error *err);
 /* After it: peak memory, OOM kill, the result channel into out. */
@@ -222,6 +223,9 @@ typedef struct fb_early_end {
     uint64_t peak_rss; /* the program's VmHWM, the last time it could be read (it is gone once its memory is) */
 } fb_early_end;
 bool fb_early_end_ask(void *ctx);
+/* Reads the program's VmHWM now (fb_supervise_io.sample): with an exit listener the question is asked only
+ * once the program exits, when its memory, and the figure, may be gone already. */
+void fb_early_end_sample(void *ctx);
 void fb_early_end_usage(const fb_early_end *early, fb_sandbox_outcome *out);
 /* From /proc: a process's state letter (R, S, D...; 0 if unreadable), its CPU time so far (all its threads,
  * ms; 0 if unreadable). */
@@ -279,6 +283,9 @@ typedef struct fb_supervise_io {
     /* With ended: hangs up once every process of the program has begun to exit (seccomp.c's exit listener);
      * ended is then asked at once. -1: asked on the timer only. */
     int exit_fd;
+    /* With ended: called (ctx: ended_ctx) when stdout and stderr have both closed, a harness's last step
+     * before it exits, and before each timed ask. May be NULL. */
+    void (*sample)(void *ctx);
 } fb_supervise_io;
 /* Our resident set now (0 if unknown): what a clone of us starts with. */
 uint64_t fb_own_rss_bytes(void);

@@ -312,7 +312,8 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
                               .on_input_written = call->on_input_written, .input_ctx = call->input_ctx,
                               .started = true, .inherited_rss = sb->inherited_rss,
                               .ended = call->result_complete ? fb_early_end_ask : NULL,
-                              .ended_ctx = &early, .exit_fd = sb->exit_fd};
+                              .ended_ctx = &early, .exit_fd = sb->exit_fd, .sample = fb_early_end_sample};
+    fb_early_end_sample(&early); /* the runtime started: the pages it holds count as a cold call's would */
     if (fb_sandbox_supervise_one(sb, &run, out, err) < 0)
         return -1;
     if (out->ended_early)

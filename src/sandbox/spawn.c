@@ -624,7 +624,7 @@ int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_s
                           .on_started = sb->cg.join == FB_JOIN_PARENT_PROGRAM ? fb_sandbox_join_program : NULL,
                           .ctx = &sb->cg, .on_output = run->on_output, .output_ctx = run->output_ctx,
                           .inherited_rss = run->inherited_rss, .ended = run->ended, .ended_ctx = run->ended_ctx,
-                          .exit_fd = run->ended ? run->exit_fd : -1};
+                          .exit_fd = run->ended ? run->exit_fd : -1, .sample = run->ended ? run->sample : NULL};
     int rc = fb_supervise(&io, run->limits, out, report, sizeof report, &st, err);
     if (!out->ended_early)
         sb->pid = -1; /* reaped, even on error; else fb_sandbox_stop kills and reaps it */
