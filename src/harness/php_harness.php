@@ -98,7 +98,7 @@ function libc(): ?\FFI
     if (State::$libc === null && \class_exists('FFI', false)) {
         try {
             State::$libc = \FFI::cdef('int fcntl(int fd, int cmd, int arg); int close(int fd);'
-                . ' extern int executor_globals[1024];');
+                . ' int kill(int pid, int sig); int getpid(void); extern int executor_globals[1024];');
         } catch (\Throwable $e) {
             State::$libc = null;
         }
@@ -423,6 +423,8 @@ function report(\Throwable $e): int
 function on_shutdown(): void
 {
     if (State::$published) {
+        // after the function's own shutdown functions, and those they register in turn
+        \register_shutdown_function('Fnbox\Harness\fast_exit', 1);
         return;
     }
     $err = \error_get_last();
@@ -436,6 +438,52 @@ function on_shutdown(): void
     if ($status !== null) {
         fail('SystemExit', 'exit code ' . $status, '', $status & 0xFF);
     }
+}
+
+/** Whether the function left anything whose end it could see: a destructor of its own classes (objects
+ * still referenced are destructed after the shutdown functions), or a resource other than the standard
+ * streams (a file, a tmpfile() that shutdown deletes, a socket, a process). */
+function leaves_something(): bool
+{
+    foreach (\get_resources() as $r) {
+        // PHP's own: the standard streams, stream contexts (the default one), the stream factory
+        $type = \get_resource_type($r);
+        if ($r !== \STDIN && $r !== \STDOUT && $r !== \STDERR && $type !== 'stream-context' && $type !== 'stream factory') {
+            return true;
+        }
+    }
+    foreach (\get_declared_classes() as $c) {
+        if (\method_exists($c, '__destruct') && (new \ReflectionClass($c))->isUserDefined()) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/** The last shutdown function, once the result is published: with nothing of the function's left to end,
+ * the process ends here (SIGKILL to itself, after closing stdout and stderr: fnbox then has all it needs)
+ * instead of in PHP's own shutdown (~2.3 ms here: every extension's, and the memory manager's), which came
+ * between a warm call's result and its answer. fnbox ignores a SIGKILL it did not send once the result is
+ * in (result.c), as for the JavaScript harness. */
+function fast_exit(int $round): void
+{
+    if ($round < 3) { // registered again twice: shutdown functions that the function's register run first
+        \register_shutdown_function('Fnbox\Harness\fast_exit', $round + 1);
+        return;
+    }
+    $ffi = libc();
+    if ($ffi === null || leaves_something()) {
+        return;
+    }
+    while (\ob_get_level() > 0 && @\ob_end_flush()) {
+    }
+    \flush();
+    if (\ob_get_level() > 0) {
+        return; // a buffer that cannot be flushed: PHP's shutdown deals with it
+    }
+    $ffi->close(1);
+    $ffi->close(2);
+    $ffi->kill($ffi->getpid(), 9);
 }
 
 /** The status given to exit(), read from the engine (EG(exit_status) follows EG(error_reporting)): found by
@@ -540,12 +588,12 @@ function main(): int
     }
     \register_shutdown_function('Fnbox\Harness\on_shutdown');
     State::$noReturn = new \stdClass();
+    $ffi = libc(); // FFI::cdef before the input: in a pooled sandbox, not part of the call
     try {
         $in = decode(read_input());
     } catch (\Throwable $e) {
         return fail('HarnessError', 'cannot read the call input on fd 4: ' . $e->getMessage());
     }
-    $ffi = libc();
     if ($ffi !== null) {
         // Nothing the function spawns inherits the result channel or the input pipe.
         $ffi->fcntl(3, 2 /* F_SETFD */, 1 /* FD_CLOEXEC */);

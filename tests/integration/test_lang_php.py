@@ -31,6 +31,31 @@ def test_empty_objects_against_arrays(code, args, kwargs, expected):
     assert ok(php(code, args=args, kwargs=kwargs)) == expected
 
 
+@pytest.mark.parametrize("code, stdout", [
+    # the function's shutdown functions, and one they register, run (and print) before the process ends
+    ("function f() { register_shutdown_function(function () { echo 'A'; "
+     "register_shutdown_function(function () { echo 'B'; }); }); return 1; }", "AB"),
+    # an object still referenced is destructed after the shutdown functions: PHP's own shutdown runs it
+    ("class D { function __destruct() { echo 'D'; } }\n"
+     "function f() { $GLOBALS['keep'] = new D(); return 1; }", "D"),
+    # output buffered by the function is flushed
+    ("function f() { ob_start(); echo 'O'; return 1; }", "O"),
+])
+def test_output_at_shutdown(code, stdout):
+    """Once the result is published the harness ends the process itself (SIGKILL, skipping PHP's shutdown)
+    only after the function's shutdown functions and only if nothing of the function's is left to end."""
+    res = php(code)
+    assert ok(res) == 1
+    assert res.result["stdout"] == stdout, res.result
+
+
+def test_tmpfile_left_open_is_removed():
+    """A tmpfile() the function leaves open is deleted by PHP's shutdown, so the call reports no new file."""
+    res = php("function f() { $GLOBALS['t'] = tmpfile(); fwrite($GLOBALS['t'], 'x'); return 1; }")
+    assert ok(res) == 1
+    assert res.result["files"]["created"] == [], res.result["files"]
+
+
 def test_one_point_zero_stays_float():
     res = php("function f() { return 1.0; }")
     assert '"result":1.0' in res.raw, res.raw
