@@ -26,6 +26,7 @@ except ImportError:
 
 _RESULT_FD = 3
 _INPUT_FD = 4
+_scanner = None                 # _make_scanner(_ScanContext), made once by _warm_up
 _USER_FILE = 'user_code.py'
 _MISSING = object()
 _state = {}                     # 'code': the user's source, 'module': the user module's namespace
@@ -92,7 +93,7 @@ def _loads(text):
     while text[i:i + 1] in (' ', '\t', '\n', '\r'):
         i += 1
     try:
-        obj, end = _make_scanner(_ScanContext)(text, i)
+        obj, end = (_scanner or _make_scanner(_ScanContext))(text, i)
     except StopIteration as e:
         raise ValueError('invalid JSON at offset %d' % e.value) from None
     except (RecursionError, ValueError):
@@ -266,6 +267,24 @@ def _run_function(code, name, args, kwargs, ns):
 
 # ---------------------------------------------------------------------------------------------- main
 
+def _warm_up():
+    # What a call does first after its input, done before reading it: no cost to a cold call (it would do it
+    # anyway) and none at all to a warm pool's, whose harness waits for its input here. The first compile()
+    # sets the parser up (~1 ms); the scanner is made once; the first JSON decode and encode, the atexit
+    # import and the streams' flush each cost tens of microseconds the first time.
+    global _scanner, _atexit
+    try:
+        compile('pass', _USER_FILE, 'exec', 0, True)
+        if _make_scanner is not None:
+            _scanner = _make_scanner(_ScanContext)
+        _loads('{"a": [1, "b", null, 1.5, true]}')
+        _serialize({'a': [1, 'b', None, 1.5, True]})
+        import atexit as _atexit
+        _flush_user_streams()
+    except Exception:
+        pass                    # only speed is at stake
+
+
 def _main():
     for fd in (_RESULT_FD, _INPUT_FD):
         try:
@@ -273,9 +292,7 @@ def _main():
         except OSError:
             pass
     _add_site_dirs()
-    # The first compile() in a process sets the parser up (~1 ms): done before the input is read, it is
-    # no cost to a cold call and none at all to a warm pool's, whose harness waits here for its call.
-    compile('pass', _USER_FILE, 'exec', 0, True)
+    _warm_up()
     try:
         req = _loads(_read_fd(_INPUT_FD).decode('utf-8'))
         code = req.get('code') or ''
@@ -317,7 +334,7 @@ def _exit(status):
     # atexit handlers (logging, multiprocessing, weakref.finalize...) and threads still running need a normal
     # interpreter exit; otherwise skip finalization.  Clearing the user module first closes (and flushes)
     # the files it left open, which finalization would have done.
-    import atexit
+    atexit = _atexit or __import__('atexit')
     threading = sys.modules.get('threading')
     if atexit._ncallbacks() or (threading is not None and threading.active_count() > 1):
         sys.exit(status)
@@ -336,6 +353,7 @@ def _exit(status):
 
 
 _HARNESS_FILE = _main.__code__.co_filename
+_atexit = None                  # the atexit module, imported by _warm_up
 
 
 # ---------------------------------------------------------------------------------------- cold code
