@@ -112,11 +112,17 @@ static int escape(scanner *sc, bool key)
     }
 }
 
-/* At the opening quote; leaves p after the closing one. */
-/* Byte-wise masks over a 64-bit word (the classic bit tricks: each expression is nonzero exactly when some
- * byte of w matches). */
-#define BYTES(b) (0x0101010101010101ULL * (uint64_t)(b))
-#define HAS_ZERO(w) (((w) - BYTES(0x01)) & ~(w) & BYTES(0x80))
+/* Byte-wise masks over a 64-bit word (the classic bit tricks). */
+static inline uint64_t bytes_of(unsigned char b)
+{
+    return 0x0101010101010101ULL * b;
+}
+
+/* Nonzero exactly when some byte of w is zero. */
+static inline uint64_t has_zero(uint64_t w)
+{
+    return (w - bytes_of(0x01)) & ~w & bytes_of(0x80);
+}
 
 /* The first byte at or after p that a string cannot pass over without a look: a control character, a
  * quote, a backslash or a byte of a multi-byte sequence. Eight bytes a step (a 64 MB string argument is
@@ -128,8 +134,8 @@ static const unsigned char *plain_run(const unsigned char *p, const unsigned cha
         memcpy(&w, p, sizeof w);
         /* high bit set | below 0x20 (w - 0x20 borrows into the high bit only there, high bytes ruled out
          * by the first term) | '"' | '\\' */
-        uint64_t stop = (w | ((w - BYTES(0x20)) & ~w)) & BYTES(0x80);
-        stop |= HAS_ZERO(w ^ BYTES('"')) | HAS_ZERO(w ^ BYTES('\\'));
+        uint64_t stop = (w | ((w - bytes_of(0x20)) & ~w)) & bytes_of(0x80);
+        stop |= has_zero(w ^ bytes_of('"')) | has_zero(w ^ bytes_of('\\'));
         if (stop)
             break;
         p += sizeof w;
@@ -139,6 +145,7 @@ static const unsigned char *plain_run(const unsigned char *p, const unsigned cha
     return p;
 }
 
+/* At the opening quote; leaves p after the closing one. */
 static int string(scanner *sc, bool key, bool *escaped)
 {
     sc->p++;
