@@ -724,7 +724,6 @@ async function run(box, code, name, args, ctx) {
 // context, module and arguments are made afresh); a cold call pays what it would have paid later anyway.
 function warmUp() {
   try {
-    installProcessHooks();
     const devNull = fs.openSync('/dev/null', 'w');
     try { writeString(devNull, '{"ok":true}\n'); } finally { fs.closeSync(devNull); }
     serialize([1, 'a', { b: null, c: 1.5 }]);
@@ -770,6 +769,7 @@ async function main() {
 if (require.main === module) {
   // main() from the event loop, not while this module loads: Node's start-up finishes first (its tick queue
   // then runs ~0.3 ms sooner after the result), and in a pooled sandbox that happens before the input comes.
+  installProcessHooks(); // before anything of the call can exit: not part of the warm-up, which may fail
   warmUp();
   setImmediate(main);
 } else {
