@@ -7,7 +7,8 @@
  *   cold LANG                  one timed fnbox_call of the same request: {ms}
  *   c NONCE                    a C call whose code carries the comment NONCE: a compile-cache miss the
  *                              first time a nonce is seen, a hit after: {ms, cached}
- *   cw NONCE                   the same through an engine with one pooled C compiler (`c=1`), full first
+ *   cw NONCE                   the same through an engine with `c=1` (one pooled C compiler and one
+ *                              sandbox waiting for a program), full first
  *   load MODE LANG CLIENTS S   CLIENTS threads calling for S seconds, MODE "engine" (a new engine whose
  *                              pool holds CLIENTS sandboxes, full at the start) or "cold":
  *                              {calls, per_second, p50, p90, p99, warm}
@@ -297,7 +298,7 @@ static void c_call(fnbox_engine *through, const char *nonce)
     printf("{\"ms\":%.3f,\"cached\":%s}\n", timed_call(through, req, NULL), cached ? "true" : "false");
 }
 
-static fnbox_engine *c_engine; /* `cw`: one pooled C compiler */
+static fnbox_engine *c_engine; /* `cw`: one pooled C compiler, one program sandbox */
 
 static void command(char *line)
 {
@@ -323,7 +324,7 @@ static void command(char *line)
         if (!c_engine)
             c_engine = open_engine("c=1");
         if (fnbox_engine_wait_warm(c_engine, WARM_TIMEOUT_S) != FNBOX_OK)
-            die("cw: the C compiler's pool did not fill");
+            die("cw: the C pools did not fill");
         c_call(c_engine, a);
     } else if (strcmp(verb, "load") == 0) {
         load(a, b, clients, seconds);

@@ -265,8 +265,10 @@ FNBOX_API void fnbox_session_close(fnbox_session *s);
  * (also when the pool is empty). **A sandbox serves exactly one call** and is then destroyed; the engine's
  * thread builds a new one in the background. The result is the same as fnbox_call's, plus meta.warm: true
  * when a pooled sandbox served it. For C and C++ ("c", "cpp") a pool holds compilers started and waiting
- * for a program's source: a call whose program is not in the compile cache compiles there (the program
- * itself, the call's own, runs cold; a cached one pays only its start).
+ * for a program's source: a call whose program is not in the compile cache compiles there; and a pool
+ * named "program" (shared by C and C++, as large as their sizes together) holds sandboxes waiting for a
+ * compiled program, which the call writes in (read-only to it, as in a cold call): it pays only the
+ * program's start.
  *
  * options is JSON (len 0: no pools): {"warm": {"python": 4, "javascript": 2, ...} (language name or alias:
  * sandboxes kept ready, 0 to 64; or "default": one for each of python, javascript, ruby and php whose runtime
@@ -281,7 +283,7 @@ FNBOX_API int fnbox_engine_call(fnbox_engine *engine, const char *request, size_
                                 const fnbox_call_options *options, char **result, size_t *result_len);
 /* Waits until every pool is full: FNBOX_OK, or 1 after timeout_s (benchmarks and tests). */
 FNBOX_API int fnbox_engine_wait_warm(fnbox_engine *engine, double timeout_s);
-/* {"pools": {language: {size, idle, served, missed, built, failed, died, idleMemoryBytes,
+/* {"pools": {language (or "program"): {size, idle, served, missed, built, failed, died, idleMemoryBytes,
  * memoryPerSandboxBytes, lastError?}, "maxMemoryBytes": n}} released with fnbox_free; -1 on allocation
  * failure. served: calls a pooled sandbox ran; missed: calls that fitted but found the pool empty (cold);
  * died: idle sandboxes found dead and replaced. */

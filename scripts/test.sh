@@ -189,7 +189,7 @@ run_warm() {
     local dir sock pid rc served
     dir=$(mktemp -d /tmp/fnbox-warm.XXXXXX)
     sock=$dir/warm.sock
-    build/fnbox serve --listen "unix:$sock" --warm python=2,javascript=2,ruby=1,php=1 --max-concurrency 16 \
+    build/fnbox serve --listen "unix:$sock" --warm python=2,javascript=2,ruby=1,php=1,c=1,cpp=1 --max-concurrency 16 \
         --max-queue 1024 --grace 5 2>"$dir/serve.log" &
     pid=$!
     for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 0.1; done
@@ -230,9 +230,11 @@ if $MAKE --no-print-directory all unit; then
     run_units build "unit"
     run_pytest build/fnbox "pytest"
     # the suites whose calls go through fnboxlib.call (the server, MCP and client suites start servers of their
-    # own; mounts, network and C/C++ run cold anyway)
+    # own; mounts and network run cold anyway; C and C++ compile in pooled compilers and run in pooled program
+    # sandboxes)
     [ "${WARM:-1}" = 0 ] || run_warm tests/security tests/integration/test_{arguments,args_text,errors,files}.py \
-        tests/integration/test_{harness_python,lang_php,lang_ruby,large,limits,output,parallel,permissions}.py \
+        tests/integration/test_{harness_python,lang_c,lang_cpp,lang_php,lang_ruby,large,limits,output}.py \
+        tests/integration/test_{parallel,permissions}.py \
         tests/integration/test_{request,roundtrip,scratch_root,schema_strict,seed_compat,seed_compat_args}.py \
         tests/integration/test_{timeout,usage,workspace}.py
 else

@@ -112,8 +112,6 @@ int fb_launch_template(const fb_lang_driver *lang, fb_launch *l, fb_sandbox_spec
     if (!run.runtime)
         return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
                             lang->name, lang->runtimes[0]);
-    if (lang->compiler)
-        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "%s is compiled: its program is the call's own", lang->name);
     if (lang->exec(lang, &run, &l->exec, err) < 0 || build_env(l->exec.env, &none, l->envp, err) < 0 ||
         fb_request_limits_parse(NULL, "limits", FB_DEFAULT_TIMEOUT_S, &defaults, err) < 0)
         return -1;
@@ -122,6 +120,16 @@ int fb_launch_template(const fb_lang_driver *lang, fb_launch *l, fb_sandbox_spec
                               .envp = (char *const *)l->envp, .workdir = FB_EXECUTE_WORKDIR, .files = l->files,
                               .nfiles = l->nfiles, .cancel_fd = -1, .keep_scratch = true,
                               .inert_until_input = l->exec.inert_until_input};
+    if (lang->compiler) {
+        /* the program (the driver placed an empty one) comes with the call; until then nothing runs */
+        size_t kept = 0;
+        for (size_t i = 0; i < l->nfiles; i++)
+            if (strcmp(l->files[i].path, spec->exec_path) != 0)
+                l->files[kept++] = l->files[i];
+        spec->nfiles = l->nfiles = kept;
+        spec->program_later = true;
+        spec->inert_until_input = true;
+    }
     /* the widest deadline and CPU limit: each call lowers the CPU limit to its own */
     defaults.cpu_seconds = FB_MAX_CPU_SECONDS;
     fb_launch_limits_of(FB_MAX_TIMEOUT_S, &defaults, &spec->limits);

@@ -48,7 +48,9 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
 void fb_launch_free(fb_launch *l);
 /* What a call in lang runs when its request changes nothing a sandbox is built with (no permissions, the
  * default workdir and limits; the widest deadline and CPU limit, which each call lowers): a warm pool's
- * template (core/pool.c). l owns what spec points to. Interpreted languages only. */
+ * template (core/pool.c). l owns what spec points to. An interpreted language's harness; for a compiled
+ * one, its program's sandbox (spec.program_later: the program comes with the call, from the compile cache
+ * or its compiler). */
 int fb_launch_template(const fb_lang_driver *lang, fb_launch *l, fb_sandbox_spec *spec, fb_error *err);
 
 /* What every program fnbox runs shares (calls and execute requests, core/execute.c). */

@@ -22,6 +22,8 @@
 
 typedef struct pool_lang {
     const fb_lang_driver *lang;
+    char name[32];           /* in the stats: the language's, or "program" */
+    bool program;            /* a compiled language's program sandboxes (spec.program_later) */
     unsigned size;
     fb_launch launch;        /* owns what spec points to (an interpreted language's) */
     fb_compile_template compile; /* or (a compiled language's: its compiler waits for the source) */
@@ -42,7 +44,7 @@ struct fb_pool {
     pthread_cond_t changed;  /* fb_pool_wait_full: a sandbox was added */
     pthread_t thread;
     bool started, stopping;
-    pool_lang langs[FB_POOL_MAX_LANGS];
+    pool_lang langs[2 * FB_POOL_MAX_LANGS]; /* a compiled language has two: its compilers, its programs */
     size_t nlangs;
     uint64_t max_memory;
     fb_sandbox *spent[SPENT_MAX];
@@ -79,6 +81,26 @@ static bool same_files(const fb_sandbox_spec *t, const fb_sandbox_spec *s)
     return true;
 }
 
+/* A program pool's: the call's files are the template's plus its program (at exec_path, which the call
+ * brings). */
+static bool same_files_but_program(const fb_sandbox_spec *t, const fb_sandbox_spec *s)
+{
+    size_t j = 0;
+    bool program = false;
+    for (size_t i = 0; i < s->nfiles; i++) {
+        const fb_sandbox_file *b = &s->files[i];
+        if (strcmp(b->path, t->exec_path) == 0) {
+            program = b->executable && b->len > 0;
+            continue;
+        }
+        const fb_sandbox_file *a = j < t->nfiles ? &t->files[j++] : NULL;
+        if (!a || strcmp(a->path, b->path) != 0 || a->len != b->len || a->executable != b->executable ||
+            (a->data != b->data && memcmp(a->data, b->data, a->len) != 0))
+            return false;
+    }
+    return program && j == t->nfiles;
+}
+
 /* What is fixed when a sandbox is built: the deadline, the CPU limit and the output and result caps are
  * the call's own (fb_sandbox_call), everything else must be the template's. */
 /* relimit: the pool's sandboxes take a call's own memory and pids limits (cgroup files, set before the
@@ -94,11 +116,13 @@ static bool same_limits(const fb_sandbox_limits *t, const fb_sandbox_limits *s, 
 static bool fits(const pool_lang *pl, const fb_sandbox_spec *s)
 {
     const fb_sandbox_spec *t = &pl->spec;
+    /* a compiled program runs its own code from its start: only a program pool waits for it */
+    bool files = pl->program ? !s->program_later && same_files_but_program(t, s)
+                             : s->inert_until_input && same_files(t, s);
     return strcmp(t->exec_path, s->exec_path) == 0 && same_strings(t->argv, s->argv) &&
-           same_strings(t->envp, s->envp) && strcmp(t->workdir, s->workdir) == 0 && !s->cwd && same_files(t, s) &&
+           same_strings(t->envp, s->envp) && strcmp(t->workdir, s->workdir) == 0 && !s->cwd && files &&
            same_limits(&t->limits, &s->limits, pl->relimit) && s->nfuse == 0 && !s->proxy_listen &&
-           !(s->exec_allow && s->exec_allow[0]) && s->exec_any == t->exec_any && s->inert_until_input &&
-           !s->input_on_stdin &&
+           !(s->exec_allow && s->exec_allow[0]) && s->exec_any == t->exec_any && !s->input_on_stdin &&
            !s->no_result_fd;
 }
 
@@ -162,6 +186,17 @@ fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec)
     return sb;
 }
 
+/* The call's program, for a sandbox that waits for it (spec.program_later): its file at exec_path. */
+static const fb_sandbox_file *program_of(const fb_sandbox *warm, const fb_sandbox_spec *spec)
+{
+    if (!fb_sandbox_spec_of(warm)->program_later)
+        return NULL;
+    for (size_t i = 0; i < spec->nfiles; i++)
+        if (strcmp(spec->files[i].path, spec->exec_path) == 0)
+            return &spec->files[i];
+    return NULL;
+}
+
 int fb_pool_run(fb_pool *pool, const fb_sandbox_spec *spec, bool (*result_complete)(const char *data, size_t len),
                 fb_sandbox_outcome *out, fb_error *err)
 {
@@ -174,7 +209,7 @@ int fb_pool_run(fb_pool *pool, const fb_sandbox_spec *spec, bool (*result_comple
                             .memory_bytes = l->memory_bytes, .pids = l->pids,
                             .output_bytes = l->output_bytes, .result_bytes = l->result_bytes,
                             .user_files = spec->user_files, .nuser_files = spec->nuser_files,
-                            .keep_scratch = spec->keep_scratch, .on_output = spec->on_output,
+                            .program = program_of(warm, spec), .keep_scratch = spec->keep_scratch, .on_output = spec->on_output,
                             .output_ctx = spec->output_ctx, .on_input_written = spec->on_input_written,
                             .input_ctx = spec->input_ctx, .result_complete = result_complete};
     int rc = fb_sandbox_run_prepared(warm, &call, out, err);
@@ -337,6 +372,44 @@ static int init_sync(fb_pool *p, fb_error *err)
     return rc ? fb_set_error(err, FB_ERR_INTERNAL, ENOMEM, "initialising the pool's locks") : 0;
 }
 
+/* One pool: lang's interpreter, compiler (program: false) or program sandboxes (true). */
+static int add_pool(fb_pool *p, const fb_lang_driver *lang, bool program, unsigned size, fb_error *err)
+{
+    pool_lang *pl = &p->langs[p->nlangs];
+    memset(pl, 0, sizeof *pl);
+    pl->lang = lang;
+    pl->program = program;
+    pl->size = size;
+    snprintf(pl->name, sizeof pl->name, "%s", program ? "program" : lang->name);
+    int rc = lang->compiler && !program ? fb_compile_template_make(lang, &pl->compile, &pl->spec, err)
+                                        : fb_launch_template(lang, &pl->launch, &pl->spec, err);
+    if (rc == 0 && !pl->spec.inert_until_input)
+        rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "%s cannot wait for its call", lang->name);
+    if (rc < 0) {
+        fb_launch_free(&pl->launch);
+        fb_compile_template_free(&pl->compile);
+        return fb_wrap_error(err, "warm: %s", lang->name);
+    }
+    p->nlangs++;
+    return 0;
+}
+
+/* The compiled languages' program sandboxes: C's and C++'s are the same sandbox (the driver's exec, the
+ * program's file coming with the call), so they share one pool, as large as their sizes together. */
+static int add_programs(fb_pool *p, const fb_lang_driver *lang, unsigned size, fb_error *err)
+{
+    for (size_t l = 0; l < p->nlangs; l++) {
+        pool_lang *pl = &p->langs[l];
+        if (pl->program && pl->lang->exec == lang->exec) {
+            pl->size = pl->size + size < FB_POOL_MAX_SIZE ? pl->size + size : FB_POOL_MAX_SIZE;
+            return 0;
+        }
+    }
+    return add_pool(p, lang, true, size, err);
+}
+
+/* A language's pools: a compiled language's compilers wait for a source, and program sandboxes for a
+ * program (from the compile cache or a compiler), as many of each. */
 static int add_lang(fb_pool *p, const char *name, unsigned size, fb_error *err)
 {
     const fb_lang_driver *lang = fb_lang_lookup(name);
@@ -349,21 +422,9 @@ static int add_lang(fb_pool *p, const char *name, unsigned size, fb_error *err)
     for (size_t l = 0; l < p->nlangs; l++)
         if (p->langs[l].lang == lang)
             return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "warm: %s is given twice", lang->name);
-    pool_lang *pl = &p->langs[p->nlangs];
-    memset(pl, 0, sizeof *pl);
-    pl->lang = lang;
-    pl->size = size;
-    int rc = lang->compiler ? fb_compile_template_make(lang, &pl->compile, &pl->spec, err)
-                            : fb_launch_template(lang, &pl->launch, &pl->spec, err);
-    if (rc == 0 && !pl->spec.inert_until_input)
-        rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "%s cannot wait for its call", lang->name);
-    if (rc < 0) {
-        fb_launch_free(&pl->launch);
-        fb_compile_template_free(&pl->compile);
-        return fb_wrap_error(err, "warm: %s", lang->name);
-    }
-    p->nlangs++;
-    return 0;
+    if (add_pool(p, lang, false, size, err) < 0)
+        return -1;
+    return lang->compiler ? add_programs(p, lang, size, err) : 0;
 }
 
 int fb_pool_start(const fb_pool_config *cfg, fb_pool **out, fb_error *err)
@@ -433,7 +494,7 @@ json_t *fb_pool_stats(fb_pool *p)
     json_t *o = json_object();
     pthread_mutex_lock(&p->mu);
     for (size_t l = 0; o && l < p->nlangs; l++)
-        if (json_object_set_new(o, p->langs[l].lang->name, lang_stats(&p->langs[l])) < 0) {
+        if (json_object_set_new(o, p->langs[l].name, lang_stats(&p->langs[l])) < 0) {
             json_decref(o);
             o = NULL;
         }

@@ -39,7 +39,9 @@ int fb_landlock_apply(const fb_sandbox_spec *spec, fb_error *err);
 
 /* rootfs.c */
 /* [child] Mounts the FUSE connections fuse_fds (spec->nfuse of them) and fills scratch_fds (O_PATH, in
- * outcome order) when spec->keep_scratch. Does not enter the workdir: a FUSE workdir must be served first. */
+ * outcome order) when spec->keep_scratch, then with spec->program_later /.fnbox, opened before it is
+ * sealed (O_PATH: files created through it are on the root's writable mount). Does not enter the workdir:
+ * a FUSE workdir must be served first. */
 int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scratch_fds, size_t *nscratch,
                     fb_error *err);
 /* [child] The program, after fb_userns_lock_mounts: /proc becomes read-only (the root is writable, and
@@ -135,6 +137,7 @@ typedef struct fb_child_ctx {
     bool serve;         /* long-lived: init serves spawn requests on ctl_fd instead of forking one program */
     int ctl_fd;         /* serve: init's end of the control socket (SOCK_SEQPACKET) */
     bool exit_listener; /* prepared: the program sends an exit listener ('x', seccomp.c) before its execve */
+    bool program_later; /* prepared: the program waits for its file ("w", then "g": spec.program_later) */
 } fb_child_ctx;
 /* The parent's and init's ends of a sandbox's pipes and sockets (-1 once closed). */
 typedef struct fb_run_fds {
@@ -157,6 +160,7 @@ struct fb_sandbox {
     int program_fd;           /* its pidfd (-1: none) */
     int ns_held[2];           /* prepared: the program's and init's mount namespaces, held (see prepared.c) */
     int exit_fd;              /* prepared: the program's exit listener (seccomp.c), or -1 */
+    int fnbox_dir_fd;         /* spec.program_later: /.fnbox of the root's own (writable) mount, O_PATH */
     bool prepared;            /* prepared and not yet run */
     bool input_later;         /* prepared: keep the input pipe, whatever spec->input says */
     uint64_t inherited_rss;   /* prepared: our RSS when init was cloned, which init's own maxrss reflects */
@@ -254,6 +258,9 @@ int fb_sock_send_fds(int sock, const void *data, size_t len, const int *fds, siz
 pid_t fb_sock_recv_pid(int sock, char *tag);
 /* A message tagged `tag` carrying one descriptor, if one is waiting (never blocks): the descriptor, or -1. */
 int fb_sock_recv_fd_now(int sock, char tag);
+/* Waits for a one-byte message (into *tag) and the descriptor it may carry (*fd, else -1): 1, 0 at EOF, -1
+ * on error. */
+int fb_sock_recv_tagged(int sock, char *tag, int *fd);
 
 /* supervise.c */
 typedef struct fb_supervise_io {

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -116,6 +117,34 @@ static void await_idle(const fb_sandbox *sb)
     }
 }
 
+/* A program whose file comes with its call (spec.program_later): its exit listener ('x', when the kernel
+ * made one), then "w": it is set up and waits for the file. */
+static int await_waiting(fb_sandbox *sb, fb_error *err)
+{
+    for (int msg = 0; msg < 2; msg++) {
+        struct pollfd p[2] = {{.fd = sb->f.sync[1], .events = POLLIN}, {.fd = sb->f.pidfd, .events = POLLIN}};
+        int n;
+        while ((n = poll(p, 2, FB_SANDBOX_CREATE_TIMEOUT_S * 1000)) < 0 && errno == EINTR)
+            ;
+        if (n == 0)
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ETIMEDOUT, "the prepared sandbox's program did not start "
+                                "within %d s", FB_SANDBOX_CREATE_TIMEOUT_S);
+        char tag = 0;
+        int fd = -1;
+        if (!(p[0].revents & POLLIN) || fb_sock_recv_tagged(sb->f.sync[1], &tag, &fd) != 1)
+            break;
+        if (tag == 'x' && fd >= 0 && sb->exit_fd < 0) {
+            sb->exit_fd = fd;
+            continue;
+        }
+        fb_close(&fd);
+        if (tag == 'w')
+            return 0;
+        break;
+    }
+    return fb_set_error(err, FB_ERR_SANDBOX_SETUP, 0, "the prepared sandbox's program ended while it started");
+}
+
 /* Holds the mount namespaces of the program and of init until the sandbox is destroyed. The last process
  * to leave a mount namespace tears it down on its way out (every mount unmounted, then an RCU grace period),
  * and the call waits for both to be gone: about 0.3 ms each here, on every warm call. Held, that work
@@ -137,6 +166,9 @@ int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *
     if (!spec->inert_until_input || spec->nuser_files || spec->nfuse || spec->proxy_listen || spec->input_on_stdin)
         return fb_set_error(err, FB_ERR_INTERNAL, EINVAL,
                             "a prepared sandbox runs an inert program with no files, mounts or proxy of its own");
+    if (spec->program_later && (strncmp(spec->exec_path, "/.fnbox/", 8) != 0 || !spec->exec_path[8] ||
+                                strchr(spec->exec_path + 8, '/')))
+        return fb_set_error(err, FB_ERR_INTERNAL, EINVAL, "a program that comes with its call is a file of /.fnbox");
     fb_sandbox *sb = malloc(sizeof *sb);
     if (!sb)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "allocating a sandbox");
@@ -149,13 +181,16 @@ int fb_sandbox_prepare(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *
     int started = fb_sandbox_start(sb, false, &sb->setup, err);
     uint64_t after = fb_own_rss_bytes();
     sb->inherited_rss = before > after ? before : after;
-    if (started < 0 || await_started(sb, err) < 0 || await_exec(sb, err) < 0) {
+    if (started < 0 || await_started(sb, err) < 0 ||
+        (spec->program_later ? await_waiting(sb, err) : await_exec(sb, err)) < 0) {
         fb_sandbox_destroy(sb);
         return -1;
     }
     hold_namespaces(sb);
-    sb->exit_fd = fb_sock_recv_fd_now(sb->f.sync[1], 'x'); /* sent before its execve, which is behind us */
-    await_idle(sb);
+    if (!spec->program_later) {
+        sb->exit_fd = fb_sock_recv_fd_now(sb->f.sync[1], 'x'); /* sent before its execve, which is behind us */
+        await_idle(sb);
+    }
     sb->prepared = true;
     *out = sb;
     return 0;
@@ -233,15 +268,33 @@ static int place_file(int area_fd, const char *rel, const fb_sandbox_file *f, fb
 /* Files are created as the sandbox's user: when fnbox is root, its own ids are not mapped in the sandbox's
  * user namespace, which owns the tmpfs (the kernel refuses to create an inode for an unmapped owner), so
  * this thread's filesystem ids become the user's meanwhile (setfsuid and setfsgid are per thread). */
+typedef struct fsids {
+    int uid, gid;
+} fsids;
+
+static fsids become_sandbox_user(const fb_sandbox *sb)
+{
+    fsids before = {-1, -1};
+    if (sb->idmap.privileged) {
+        before.gid = (int)syscall(SYS_setfsgid, sb->idmap.outer_gid);
+        before.uid = (int)syscall(SYS_setfsuid, sb->idmap.outer_uid);
+    }
+    return before;
+}
+
+static void restore_fsids(const fb_sandbox *sb, fsids before)
+{
+    if (sb->idmap.privileged) {
+        (void)syscall(SYS_setfsuid, before.uid);
+        (void)syscall(SYS_setfsgid, before.gid);
+    }
+}
+
 static int place_files(const fb_sandbox *sb, const fb_sandbox_file *files, size_t n, fb_error *err)
 {
     if (n == 0)
         return 0;
-    int uid = -1, gid = -1;
-    if (sb->idmap.privileged) {
-        gid = (int)syscall(SYS_setfsgid, sb->idmap.outer_gid);
-        uid = (int)syscall(SYS_setfsuid, sb->idmap.outer_uid);
-    }
+    fsids before = become_sandbox_user(sb);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const char *rel = NULL;
@@ -252,11 +305,35 @@ static int place_files(const fb_sandbox *sb, const fb_sandbox_file *files, size_
         else
             rc = place_file(sb->setup.scratch_fd[area], rel, &files[i], err);
     }
-    if (sb->idmap.privileged) {
-        (void)syscall(SYS_setfsuid, uid);
-        (void)syscall(SYS_setfsgid, gid);
-    }
+    restore_fsids(sb, before);
     return rc;
+}
+
+/* spec.program_later: the call's program, at exec_path, as init writes a cold call's (0555, read-only for
+ * the program: /.fnbox is sealed in its view; written here through the root's own mount). A new file: the
+ * program's Landlock ruleset, made after this, names its inode. */
+static int place_program(const fb_sandbox *sb, const fb_sandbox_file *prog, fb_error *err)
+{
+    const char *path = sb->spec->exec_path;
+    if (!prog || !prog->len || sb->fnbox_dir_fd < 0)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, EINVAL, "the prepared sandbox waits for a program (%s)", path);
+    fsids before = become_sandbox_user(sb);
+    int rc = 0;
+    int fd = open_beneath(sb->fnbox_dir_fd, path + 8, O_WRONLY | O_CREAT | O_EXCL, 0500);
+    if (fd < 0 || fb_write_all(fd, prog->data, prog->len) < 0 || fchmod(fd, 0555) < 0)
+        rc = fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "write %s", path);
+    if (fd >= 0)
+        close(fd);
+    restore_fsids(sb, before);
+    return rc;
+}
+
+/* spec.program_later: the program's file is there; it finishes its set-up and execs it. */
+static int release_program(const fb_sandbox *sb, fb_error *err)
+{
+    if (send(sb->f.sync[1], "g", 1, MSG_NOSIGNAL) != 1)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "releasing the prepared program");
+    return 0;
 }
 
 /* The scratch roots pass from the sandbox to the call's outcome (or stay, closed at destroy). */
@@ -290,7 +367,8 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
         return 1;
     }
     sb->prepared = false; /* one call, whatever happens now */
-    if (place_files(sb, call->user_files, call->nuser_files, err) < 0)
+    if (place_files(sb, call->user_files, call->nuser_files, err) < 0 ||
+        (sb->spec->program_later && place_program(sb, call->program, err) < 0))
         return 1;
     if (fb_cgroup_relimit(&sb->cg, &sb->spec->limits, &lim, err) < 0)
         return 1;
@@ -305,6 +383,8 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
     /* what init (building the root) and the program (starting) spent before the call: a cold call's
      * usage counts it, but it was not this call's */
     double startup_cpu_ms = fb_proc_cpu_ms(sb->pid) + fb_proc_cpu_ms(sb->program);
+    if (sb->spec->program_later && release_program(sb, err) < 0)
+        return 1; /* it died meanwhile */
     out->prepared = true;
     fb_early_end early = {.sb = sb, .result_complete = call->result_complete};
     fb_sandbox_oneshot run = {.input = call->input, .input_len = call->input_len, .cancel_fd = call->cancel_fd,
@@ -313,7 +393,8 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
                               .started = true, .inherited_rss = sb->inherited_rss,
                               .ended = call->result_complete ? fb_early_end_ask : NULL,
                               .ended_ctx = &early, .exit_fd = sb->exit_fd, .sample = fb_early_end_sample};
-    fb_early_end_sample(&early); /* the runtime started: the pages it holds count as a cold call's would */
+    if (!sb->spec->program_later) /* before its execve, the program's peak is the fork's of ours */
+        fb_early_end_sample(&early); /* the runtime started: the pages it holds count as a cold call's would */
     if (fb_sandbox_supervise_one(sb, &run, out, err) < 0)
         return -1;
     if (out->ended_early)

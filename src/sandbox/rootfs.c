@@ -519,6 +519,15 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
     /* test builds: the host's /tmp and /dev/shm are not the call's to track; an empty stand-in is */
     if (host_tree && (mkdir_p(NEWROOT "/.fnbox-none", 0555, err) < 0))
         return -1;
+    /* the prepared program's file is written after the seal, through this (prepared.c place_program) */
+    int fnbox_dir = -1;
+    if (spec->program_later) {
+        if (mkdir_p(NEWROOT "/.fnbox", 0755, err) < 0)
+            return -1;
+        fnbox_dir = open(NEWROOT "/.fnbox", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fnbox_dir < 0)
+            return FAIL("open /.fnbox");
+    }
     if (host_tree)
         host_tree_for_tests();
     else if (seal_system_entries(err) < 0)
@@ -530,6 +539,8 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
         if (open_scratch(host_area ? "/.fnbox-none" : areas[i], scratch_fds, nscratch, err) < 0)
             return -1;
     }
+    if (fnbox_dir >= 0)
+        scratch_fds[(*nscratch)++] = fnbox_dir;
     return enter_root(err);
 }
 

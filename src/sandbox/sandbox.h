@@ -94,6 +94,11 @@ typedef struct fb_sandbox_spec {
      * there is no fd 4, and with no_result_fd no fd 3 either (the result buffer then stays empty). */
     bool input_on_stdin;
     bool no_result_fd;
+    /* A prepared sandbox's compiled program (a C or C++ call's, fb_sandbox_prepare): exec_path, a file under
+     * /.fnbox not among files, comes with the call (fb_sandbox_call.program). The program process is set up
+     * up to its Landlock ruleset (which names the file, so it must exist) and waits for it; with it written,
+     * it finishes (Landlock, capabilities, seccomp) and execs it, as a cold call's would. */
+    bool program_later;
 } fb_sandbox_spec;
 
 #define FB_SANDBOX_MAX_FUSE 16
@@ -222,6 +227,7 @@ typedef struct fb_sandbox_call {
     size_t output_bytes, result_bytes;
     const fb_sandbox_file *user_files; /* as fb_sandbox_spec's, written before the input */
     size_t nuser_files;
+    const fb_sandbox_file *program; /* spec.program_later: the program, at spec.exec_path (mode 0555) */
     bool keep_scratch;            /* hand the scratch roots to the outcome (the spec must keep_scratch) */
     void (*on_output)(void *ctx, int stream, const char *data, size_t len);
     void *output_ctx;

@@ -60,24 +60,42 @@ pid_t fb_sock_recv_pid(int sock, char *tag)
     return -1;
 }
 
-int fb_sock_recv_fd_now(int sock, char tag)
+/* One one-byte message and the descriptor it carries (-1: none); recvmsg's count. */
+static ssize_t recv_tagged(int sock, int flags, char *tag, int *fd)
 {
-    char byte = 0;
     union {
         struct cmsghdr h;
         char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
     } ctl;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct iovec iov = {.iov_base = tag, .iov_len = 1};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
-    if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) != 1)
-        return -1;
-    int fd = -1;
+    *fd = -1;
+    ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
+    if (n != 1)
+        return n;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
-            memcpy(&fd, CMSG_DATA(c), sizeof fd);
+            memcpy(fd, CMSG_DATA(c), sizeof *fd);
+    return n;
+}
+
+int fb_sock_recv_fd_now(int sock, char tag)
+{
+    char byte = 0;
+    int fd = -1;
+    if (recv_tagged(sock, MSG_DONTWAIT, &byte, &fd) != 1)
+        return -1;
     if (fd >= 0 && byte != tag) {
         close(fd);
         fd = -1;
     }
     return fd;
+}
+
+int fb_sock_recv_tagged(int sock, char *tag, int *fd)
+{
+    ssize_t n;
+    while ((n = recv_tagged(sock, 0, tag, fd)) < 0 && errno == EINTR)
+        ;
+    return n == 1 ? 1 : (int)n;
 }

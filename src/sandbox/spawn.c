@@ -157,6 +157,25 @@ static int send_exit_listener(const fb_child_ctx *c)
     return 0;
 }
 
+/* A prepared program whose file comes with its call (spec.program_later): its exit listener now (its
+ * Landlock ruleset cannot be made before the file exists), then "w" (waiting), then it blocks until the
+ * parent's "g" (the file is written). Nothing of anyone's has run here: this is fnbox's own code. */
+static int await_program_file(const fb_child_ctx *c, fb_error *err)
+{
+    if (!c->program_later)
+        return 0;
+    (void)send_exit_listener(c);
+    if (send(c->sync_fd, "w", 1, MSG_NOSIGNAL) != 1)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "announcing the waiting program");
+    char go = 0;
+    ssize_t n;
+    while ((n = recv(c->sync_fd, &go, 1, 0)) < 0 && errno == EINTR)
+        ;
+    if (n != 1 || go != 'g')
+        _exit(126); /* the sandbox is being destroyed unused: nothing to report */
+    return 0;
+}
+
 __attribute__((noreturn)) void fb_program_main(const fb_child_ctx *c)
 {
     fb_error err = {0};
@@ -178,8 +197,9 @@ __attribute__((noreturn)) void fb_program_main(const fb_child_ctx *c)
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "chdir %s", c->cwd);
     else if (fb_userns_lock_mounts(&err) == 0 && fb_rootfs_seal_proc(&err) == 0 && setup_fds(c, &err) == 0 &&
              fb_rlimits_apply(&spec->limits, c->memory_by_cgroup, c->pids_by_cgroup, &err) == 0 &&
-             fb_landlock_apply(&landlocked, &err) == 0 && fb_caps_drop_all(&err) == 0 &&
-             send_exit_listener(c) == 0 && fb_seccomp_load(c->bpf, &err) == 0) {
+             await_program_file(c, &err) == 0 && fb_landlock_apply(&landlocked, &err) == 0 &&
+             fb_caps_drop_all(&err) == 0 && (c->program_later || send_exit_listener(c) == 0) &&
+             fb_seccomp_load(c->bpf, &err) == 0) {
         execve(c->exec_path, c->argv, fb_defence_disabled("env") ? with_host_environ(c->envp) : c->envp);
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "execve %s", c->exec_path);
     }
@@ -231,7 +251,8 @@ static int open_fuse_devices(const fb_sandbox_spec *spec, int *fds, fb_error *er
     return 0;
 }
 
-#define MAX_PASSED_FDS (FB_SANDBOX_MAX_FUSE + 1 + FB_SANDBOX_MAX_SCRATCH) /* FUSE, proxy, scratch roots */
+/* FUSE, proxy, scratch roots, /.fnbox (program_later) */
+#define MAX_PASSED_FDS (FB_SANDBOX_MAX_FUSE + 1 + FB_SANDBOX_MAX_SCRATCH + 1)
 
 
 /* Builds the root, passes the mounts' connections, the proxy's socket and the scratch roots out, enters
@@ -247,7 +268,8 @@ static int prepare_root(const fb_child_ctx *c, fb_error *err)
         return -1;
     memcpy(fds, c->fuse_fds, sizeof(int) * spec->nfuse);
     size_t n = spec->nfuse + nproxy + nscratch;
-    /* One message 'f' with the FUSE connections, the proxy's socket and the scratch roots, in that order. */
+    /* One message 'f' with the FUSE connections, the proxy's socket, the scratch roots and /.fnbox, in that
+     * order. */
     if (n > 0 && fb_sock_send_fds(c->sync_fd, "f", 1, fds, n, err) < 0)
         return fb_wrap_error(err, "handing mounts to the supervisor");
     for (size_t i = 0; i < n; i++)
@@ -479,10 +501,11 @@ int fb_sandbox_join_program(void *ctx, pid_t program, fb_error *err)
 /* Receives init's 'f' message: the FUSE connections (handed to spec->on_fuse, which starts serving them)
  * and the scratch roots (kept in out). If init failed before sending, its report says why: not an error
  * here. */
-static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sandbox_outcome *out, fb_error *err)
+static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sandbox_outcome *out, int *fnbox_dir,
+                       fb_error *err)
 {
     size_t nproxy = spec->proxy_listen ? 1 : 0;
-    size_t want = spec->nfuse + nproxy + (spec->keep_scratch ? FB_SANDBOX_MAX_SCRATCH : 0);
+    size_t want = spec->nfuse + nproxy + (spec->keep_scratch ? FB_SANDBOX_MAX_SCRATCH : 0) + spec->program_later;
     if (want == 0)
         return 0;
     struct pollfd p[2] = {{.fd = sock, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
@@ -511,6 +534,8 @@ static int receive_fds(const fb_sandbox_spec *spec, int sock, int pidfd, fb_sand
             memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
         }
     int rc = 0;
+    if (spec->program_later && n > spec->nfuse + nproxy) /* the last one */
+        *fnbox_dir = fds[--n];
     for (size_t i = 0; i < n; i++) {
         if (i < spec->nfuse) {
             if (rc == 0 && spec->on_fuse(spec->fuse_ctx, i, fds[i], err) < 0)
@@ -596,7 +621,7 @@ static int release(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *err)
         return -1;
     if (!spec->input && !sb->input_later)
         fb_close(&f->input[1]);
-    return receive_fds(spec, f->sync[1], f->pidfd, out, err);
+    return receive_fds(spec, f->sync[1], f->pidfd, out, &sb->fnbox_dir_fd, err);
 }
 
 /* A set-up failure init reported ("<kind>: <message>") as an error. */
@@ -696,7 +721,8 @@ int fb_sandbox_start(fb_sandbox *sb, bool serve, fb_sandbox_outcome *out, fb_err
                       .result_fd = spec->no_result_fd ? -1 : f->result, .input_on_stdin = spec->input_on_stdin,
                       .input_r = f->input[0], .parent_ends = {f->out[0], f->err[0], f->report[0], f->sync[1], f->input[1]},
                       .exec_path = spec->exec_path, .argv = spec->argv, .envp = spec->envp, .serve = serve,
-                      .ctl_fd = f->ctl[0], .exit_listener = sb->input_later && !serve};
+                      .ctl_fd = f->ctl[0], .exit_listener = sb->input_later && !serve,
+                      .program_later = spec->program_later && sb->input_later && !serve};
     unsigned long ns = NS_FLAGS;
     if (fb_defence_disabled("netns")) /* test builds: the host's network */
         ns &= ~(unsigned long)CLONE_NEWNET;
@@ -743,6 +769,7 @@ void fb_sandbox_stop(fb_sandbox *sb)
     fb_close(&sb->ns_held[0]);
     fb_close(&sb->ns_held[1]);
     fb_close(&sb->exit_fd);
+    fb_close(&sb->fnbox_dir_fd);
     fb_bpf_free(&sb->bpf);
     fb_cgroup_destroy(&sb->cg);
 }
@@ -759,6 +786,7 @@ void fb_sandbox_struct_init(fb_sandbox *sb, const fb_sandbox_spec *spec)
     sb->program_fd = -1;
     sb->ns_held[0] = sb->ns_held[1] = -1;
     sb->exit_fd = -1;
+    sb->fnbox_dir_fd = -1;
 }
 
 int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_error *err)

@@ -281,36 +281,141 @@ def test_a_limit_the_started_runtime_exceeds_runs_cold(server):
     assert res["status"] == cold["status"], (res, cold)
 
 
-def test_c_and_cpp_compile_in_pooled_compilers():
+@pytest.fixture(scope="module")
+def compiled_server():
+    with Server("--warm", "c=1,cpp=1", "--max-concurrency", "4") as srv:
+        assert pools(srv)["program"]["size"] == 2  # C's and C++'s programs share one pool
+        for name in ("c", "cpp", "program"):
+            wait_full(srv, name)
+        yield srv
+
+
+def cold_call(request):
+    return json.loads(subprocess.run([FNBOX, "call", "-"], input=json.dumps(request).encode(),
+                                     capture_output=True).stdout)
+
+
+def test_c_and_cpp_compile_in_pooled_compilers(compiled_server):
     """`--warm c=1,cpp=1`: a program not in the compile cache compiles in a compiler started ahead (the pool
-    serves it); the same program again is a cache hit that needs no compiler; a compile error reads as in a
-    cold call."""
+    serves it) and runs in a sandbox that waited for it; the same program again is a cache hit that needs no
+    compiler; a compile error reads as in a cold call."""
+    srv = compiled_server
     nonce = "%d-%d" % (os.getpid(), time.monotonic_ns())
     codes = {"c": "/* %s */\nint add(int a, int b) { return a + b; }\n" % nonce,
              "cpp": "// %s\n#include <string>\nint add(int a, int b) { return (int)std::to_string(a + b).size() + a + b - 1; }\n" % nonce}
-    with Server("--warm", "c=1,cpp=1") as srv:
-        for lang, code in codes.items():
-            wait_full(srv, lang)
-            served = pools(srv)[lang]["served"]
-            request = {"language": lang, "code": code, "functionName": "add", "args": [1, 2]}
-            status, res = post(srv, request)
-            assert status == 200 and res["status"] == "success" and res["result"] == 3, res
-            assert res["meta"]["compile"] == "miss", res["meta"]
-            assert pools(srv)[lang]["served"] == served + 1
-            wait_full(srv, lang)
-            status, res = post(srv, request)
-            assert res["result"] == 3 and res["meta"]["compile"] == "hit", res
-            assert pools(srv)[lang]["served"] == served + 1  # a hit runs no compiler
-        bad = {"language": "c", "code": "/* %s */ int add(int a, int b) { return a + ; }" % nonce,
-               "functionName": "add", "args": [1, 2]}
-        wait_full(srv, "c")
-        served = pools(srv)["c"]["served"]
-        _, warm = post(srv, bad)
-        assert pools(srv)["c"]["served"] == served + 1
-    cold = json.loads(subprocess.run([FNBOX, "call", "-"], input=json.dumps(bad).encode(),
-                                     capture_output=True).stdout)
+    for lang, code in codes.items():
+        wait_full(srv, lang)
+        wait_full(srv, "program")
+        served = pools(srv)[lang]["served"]
+        ran = pools(srv)["program"]["served"]
+        request = {"language": lang, "code": code, "functionName": "add", "args": [1, 2]}
+        status, res = post(srv, request)
+        assert status == 200 and res["status"] == "success" and res["result"] == 3, res
+        assert res["meta"]["compile"] == "miss" and res["meta"].get("warm") is True, res["meta"]
+        assert pools(srv)[lang]["served"] == served + 1
+        assert pools(srv)["program"]["served"] == ran + 1
+        wait_full(srv, lang)
+        wait_full(srv, "program")
+        status, res = post(srv, request)
+        assert res["result"] == 3 and res["meta"]["compile"] == "hit" and res["meta"].get("warm") is True, res
+        assert pools(srv)[lang]["served"] == served + 1  # a hit runs no compiler
+        assert pools(srv)["program"]["served"] == ran + 2
+    bad = {"language": "c", "code": "/* %s */ int add(int a, int b) { return a + ; }" % nonce,
+           "functionName": "add", "args": [1, 2]}
+    wait_full(srv, "c")
+    served = pools(srv)["c"]["served"]
+    _, warm = post(srv, bad)
+    assert pools(srv)["c"]["served"] == served + 1
+    cold = cold_call(bad)
     assert warm["status"] == cold["status"] == "error" and warm["error"] == cold["error"], (warm, cold)
     assert "expected expression" in warm["error"]["message"], warm["error"]
+
+
+# What a C call finds of earlier ones and of its sandbox: a marker file in /tmp and /workspace (then
+# written), whether its own program file can be opened for writing or replaced, and whether it may run
+# another program (no permissions.childProcess: Landlock refuses execve).
+C_PROBE = r"""
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static char out[512];
+const char *probe(const char *tag) {
+    char path[128];
+    struct stat st;
+    int seen = stat("/tmp/mark", &st) == 0 || stat("/workspace/mark", &st) == 0;
+    snprintf(path, sizeof path, "/tmp/mark");
+    FILE *f = fopen(path, "w"); if (f) { fputs(tag, f); fclose(f); }
+    f = fopen("/workspace/mark", "w"); if (f) { fputs(tag, f); fclose(f); }
+    int w = open("/.fnbox/prog", O_WRONLY);
+    int write_errno = w < 0 ? errno : 0;
+    int u = unlink("/.fnbox/prog") == 0 ? 0 : errno;
+    stat("/.fnbox/prog", &st);
+    pid_t pid = fork();
+    if (pid == 0) { char *argv[] = {"/bin/true", NULL}; execv("/bin/true", argv); _exit(errno); }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    snprintf(out, sizeof out, "seen=%d write=%s unlink=%s mode=%o exec=%s", seen, strerror(write_errno),
+             strerror(u), (unsigned)(st.st_mode & 07777), strerror(WEXITSTATUS(status)));
+    return out;
+}
+"""
+
+
+def test_a_waiting_program_sandbox_is_a_cold_calls_sandbox(compiled_server):
+    """The program placed into a waiting sandbox is read-only to itself, may run nothing else, and finds
+    nothing of the calls before it (each program sandbox serves one call): the same answer as a cold call."""
+    srv = compiled_server
+    request = {"language": "c", "code": C_PROBE, "functionName": "probe", "args": ["x"]}
+    cold = cold_call(request)
+    assert cold["status"] == "success", cold
+    for _ in range(3):
+        wait_full(srv, "program")
+        status, res = post(srv, request)
+        assert status == 200 and res["meta"].get("warm") is True, res
+        assert res["result"] == cold["result"], (res["result"], cold["result"])
+    assert cold["result"].startswith("seen=0 write=Permission denied unlink=Read-only file system mode=555 "
+                                     "exec=Permission denied"), cold["result"]
+
+
+SAME_ANSWER_C = {
+    "stdout": ("#include <stdio.h>\nint f(int x) { printf(\"out %d\\n\", x); fprintf(stderr, \"err\\n\"); "
+               "return x * 2; }", [21]),
+    "crash": ("int f(int x) { volatile int *p = 0; return *p + x; }", [1]),
+    "abort": ("#include <stdlib.h>\nint f(int x) { if (x) abort(); return 0; }", [1]),
+    "exit": ("#include <stdlib.h>\nint f(int x) { exit(x); }", [3]),
+    "files": ("#include <stdio.h>\nint f(int x) { FILE *o = fopen(\"/workspace/out.txt\", \"w\"); "
+              "fprintf(o, \"%d\", x); fclose(o); return x; }", [5]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAME_ANSWER_C))
+def test_a_warm_c_call_answers_as_a_cold_one(compiled_server, case):
+    code, args = SAME_ANSWER_C[case]
+    request = {"language": "c", "code": code, "args": args, "timeout": 5}
+    cold = cold_call(request)
+    wait_full(compiled_server, "program")
+    status, warm = post(compiled_server, request)
+    assert status == 200 and warm["meta"].get("warm") is True, warm
+    for key in ("status", "success", "result", "stdout", "stderr", "exitCode", "error", "files"):
+        assert warm.get(key) == cold.get(key), (key, warm, cold)
+
+
+def test_the_program_pool_refills_and_runs_cold_what_it_cannot_serve(compiled_server):
+    """A timeout ends the program sandbox's call as a cold one's; the pool is refilled. A call with exec
+    rights (permissions.childProcess) is not what the sandbox was built for: cold."""
+    srv = compiled_server
+    wait_full(srv, "program")
+    status, res = post(srv, {"language": "c", "code": "int f(void) { for (;;) ; }", "timeout": 1})
+    assert res["status"] == "timeout" and res["meta"].get("warm") is True, res
+    wait_full(srv, "program")
+    request = {"language": "c", "code": C_PROBE, "functionName": "probe", "args": ["y"],
+               "permissions": {"childProcess": True}}
+    status, res = post(srv, request)
+    assert status == 200 and "warm" not in res["meta"] and res["result"].endswith("exec=Success"), res
 
 
 def test_a_mount_runs_cold(server, tmp_path):
