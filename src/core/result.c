@@ -231,6 +231,23 @@ static int from_header(fb_result *r, fb_sandbox_outcome *o, json_t *h, size_t of
     return 0;
 }
 
+/* When the pids limit refused a fork or a thread, the likelier cause of a call that hung, crashed or gave no
+ * result: a runtime that cannot start its threads may abort, or wait forever for one (Node does). */
+static bool pids_refused(fb_result *r, const fb_sandbox_outcome *o, const fb_result_limits *lim, fb_errkind kind,
+                         const char *msg)
+{
+    if (!o->pids_refused)
+        return false;
+    char reason[400];
+    snprintf(reason, sizeof reason,
+             "limits.pids (%llu, processes and threads together) refused %llu new ones during the call; a runtime "
+             "that cannot start its threads may fail or wait for them forever (Node does); raise limits.pids "
+             "(default %d, at most %d)",
+             (unsigned long long)lim->pids, (unsigned long long)o->pids_refused, FB_DEFAULT_PIDS, FB_MAX_PIDS);
+    set_limit_error(r->obj, kind, msg, "pids", reason);
+    return true;
+}
+
 static void from_signal(fb_result *r, const fb_sandbox_outcome *o, const fb_result_limits *lim)
 {
     char msg[256], reason[400], size[32];
@@ -264,7 +281,8 @@ static void from_signal(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
         snprintf(msg, sizeof msg, "the process was killed by signal %d (SIG%s: %s)", o->term_signal,
                  sigabbrev_np(o->term_signal) ? sigabbrev_np(o->term_signal) : "?",
                  sigdescr_np(o->term_signal) ? sigdescr_np(o->term_signal) : "unknown");
-        set_error(r->obj, fb_errkind_name(FB_ERR_CRASH), msg, NULL);
+        if (!pids_refused(r, o, lim, FB_ERR_CRASH, msg))
+            set_error(r->obj, fb_errkind_name(FB_ERR_CRASH), msg, NULL);
     }
 }
 
@@ -278,7 +296,8 @@ static void from_status(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
                  "the call's wall-clock time reached its timeout of %g s, and every process of the call was killed; "
                  "raise `timeout` (at most %g s)",
                  lim->timeout_s, FB_MAX_TIMEOUT_S);
-        set_limit_error(r->obj, FB_ERR_TIMEOUT, msg, "timeout", reason);
+        if (!pids_refused(r, o, lim, FB_ERR_TIMEOUT, msg))
+            set_limit_error(r->obj, FB_ERR_TIMEOUT, msg, "timeout", reason);
         *exit_code = 124;
     } else if (o->cancelled) {
         set_status(r->obj, "terminated");
@@ -292,7 +311,8 @@ static void from_status(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
     } else {
         set_status(r->obj, "error");
         snprintf(msg, sizeof msg, "the process exited with code %d without returning a result", o->exit_code);
-        set_error(r->obj, fb_errkind_name(FB_ERR_NO_RESULT), msg, NULL);
+        if (!pids_refused(r, o, lim, FB_ERR_NO_RESULT, msg))
+            set_error(r->obj, fb_errkind_name(FB_ERR_NO_RESULT), msg, NULL);
         *exit_code = o->exit_code ? o->exit_code : 1;
     }
 }
@@ -530,6 +550,7 @@ fb_result_limits fb_result_limits_of(double timeout_s, const fb_call_limits *l)
         .result_bytes = l->result_bytes,
         .file_size_bytes = l->file_size_bytes,
         .cpu_seconds = l->cpu_seconds,
+        .pids = l->pids,
         .stdout_bytes = l->stdout_bytes,
         .stderr_bytes = l->stderr_bytes,
     };

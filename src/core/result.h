@@ -20,7 +20,7 @@ typedef struct fb_result {
  * its value, error.limit the request field ("memoryBytes", "timeout"...). */
 typedef struct fb_result_limits {
     double timeout_s;
-    uint64_t memory_bytes, result_bytes, file_size_bytes, cpu_seconds;
+    uint64_t memory_bytes, result_bytes, file_size_bytes, cpu_seconds, pids;
     uint64_t stdout_bytes, stderr_bytes; /* each stream is cut to its own cap here (truncated.stdout/stderr) */
 } fb_result_limits;
 

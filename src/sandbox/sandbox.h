@@ -123,6 +123,7 @@ typedef struct fb_sandbox_outcome {
     int exit_code;
     int term_signal;              /* killed by this signal (0 if none) */
     bool oom_killed;              /* the memory limit killed it */
+    uint64_t pids_refused;        /* new processes or threads the pids limit refused (pids.events max) */
     fb_buf out;                   /* the program's stdout (capped; out.truncated) */
     fb_buf errout;                /* its stderr */
     fb_buf result;                /* fd 3: the result channel */

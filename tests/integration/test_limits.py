@@ -114,6 +114,24 @@ def test_pids_limit_threads_javascript():
                    timeout=60)
         assert res.result["status"] in ("success", "crash", "error", "timeout"), describe(res.result)
         assert res.elapsed < 12
+        if res.result["status"] != "success":  # the limit that refused its threads is named
+            assert res.result["error"]["limit"] == "pids", describe(res.result)
+            assert res.result["error"]["reason"].startswith("limits.pids (2, "), describe(res.result)
+
+
+@pytest.mark.parametrize("refused", [True, False])
+def test_a_call_that_ends_without_a_result_after_the_pids_limit_refused_names_it(refused):
+    """The function's own error for a refused fork stays its own; a call that then ends without a result
+    (or crashes, or hangs) says the pids limit refused something, which is the likelier cause."""
+    code = ("import os\ndef f():\n    try:\n        %s\n    except OSError:\n        pass\n    os._exit(3)\n"
+            % ("os.fork()" if refused else "pass"))
+    res = call(req("python", code, "f", [], limits={"pids": 1}))
+    err = res.result["error"]
+    assert res.result["status"] == "error" and "exited with code 3" in err["message"], describe(res.result)
+    if refused:
+        assert err["limit"] == "pids" and "refused 1 new ones" in err["reason"], err
+    else:
+        assert "limit" not in err, err
 
 
 # ---- output and result ----
