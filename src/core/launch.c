@@ -98,8 +98,8 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
     launch_files(l);
     fb_lang_call call = {.code = req->code, .code_len = req->code_len, .function_name = plan->function_name,
                          .args = &plan->args, .texts = &req->texts, .workdir = req->workdir};
-    l->input = lang->harness_input(&call, &l->input_len);
-    if (!l->input)
+    size_t len = 0;
+    if (fb_json_pieces_make(lang->harness_input(&call, &len), &req->texts, &l->input) < 0)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory building the call input");
     return 0;
 }
@@ -171,9 +171,7 @@ int fb_launch_attached(fb_sandbox_spec *spec, const fb_launch_attach *a, fb_sand
 static void input_written(void *ctx)
 {
     fb_launch *l = ctx;
-    free(l->input);
-    l->input = NULL;
-    l->input_len = 0;
+    fb_json_pieces_free(&l->input);
 }
 
 int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int cancel_fd, fb_proxy_call *net,
@@ -185,8 +183,9 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
         .workdir = req->workdir,
         .files = l->files,
         .nfiles = l->nfiles,
-        .input = l->input,
-        .input_len = l->input_len,
+        .input_iov = l->input.iov,
+        .input_iovcnt = l->input.n,
+        .input_len = l->input.len,
         .on_input_written = input_written,
         .input_ctx = l,
         .cancel_fd = cancel_fd,
@@ -206,7 +205,7 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
 
 void fb_launch_free(fb_launch *l)
 {
-    free(l->input);
+    fb_json_pieces_free(&l->input);
     fb_lang_exec_free(&l->exec);
     *l = (fb_launch){0};
 }

@@ -27,8 +27,7 @@ typedef struct fb_launch {
     const char *envp[FB_LAUNCH_MAX_ENV];    /* the whole environment: static, driver or request strings */
     fb_sandbox_file files[FB_LANG_MAX_FILES];
     size_t nfiles;
-    char *input;                            /* the call input (owned) */
-    size_t input_len;
+    fb_json_pieces input;                   /* the call input: the driver's text and the request's (owned) */
     fb_output *output;                      /* NULL, or told the output as it arrives (borrowed) */
 } fb_launch;
 

@@ -204,7 +204,8 @@ int fb_pool_run(fb_pool *pool, const fb_sandbox_spec *spec, bool (*result_comple
     if (!warm)
         return fb_sandbox_run(spec, out, err);
     const fb_sandbox_limits *l = &spec->limits;
-    fb_sandbox_call call = {.input = spec->input, .input_len = spec->input_len, .cancel_fd = spec->cancel_fd,
+    fb_sandbox_call call = {.input = spec->input, .input_len = spec->input_len, .input_iov = spec->input_iov,
+                            .input_iovcnt = spec->input_iovcnt, .cancel_fd = spec->cancel_fd,
                             .timeout_s = l->timeout_s, .cpu_seconds = l->cpu_seconds,
                             .memory_bytes = l->memory_bytes, .pids = l->pids,
                             .output_bytes = l->output_bytes, .result_bytes = l->result_bytes,

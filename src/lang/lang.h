@@ -116,7 +116,9 @@ struct fb_lang_driver {
     const fb_lang_interpreter *interpreter; /* interpreted languages: what fb_lang_interpreter_exec starts */
 
     /* The harness: its source (interpreted languages; a compiled one has its harness compiled in), and the
-     * call input it reads on fd 4 (docs/internals/harness-protocol.md; caller frees; NULL on ENOMEM). */
+     * call input it reads on fd 4 (docs/internals/harness-protocol.md; caller frees; NULL on ENOMEM), its
+     * arguments kept as the request's texts still references to call->texts (fb_json_texts_ref): the
+     * launch stage writes them in as it sends the input (fb_json_pieces_make). */
     const char *(*harness_source)(size_t *len);
     char *(*harness_input)(const fb_lang_call *call, size_t *len);
 

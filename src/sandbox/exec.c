@@ -42,7 +42,7 @@ static void take_own_fds(exec_fds *f, const fb_sandbox_program *prog)
 
 static int exec_fds_open(exec_fds *f, const fb_sandbox_program *prog, fb_error *err)
 {
-    bool input = prog->input != NULL, result = prog->result_bytes > 0;
+    bool input = prog->input != NULL || prog->input_iov, result = prog->result_bytes > 0;
     if (prog->own_io) {
         take_own_fds(f, prog);
         if (pipe2(f->report, O_CLOEXEC) < 0)
@@ -82,7 +82,7 @@ static int encode(const fb_sandbox_program *prog, fb_buf *msg, fb_error *err)
     if (argc > FB_SPAWN_MAX_ARGS || envc > FB_SPAWN_MAX_ARGS)
         return fb_set_error(err, FB_ERR_INVALID_REQUEST, E2BIG, "more than %d arguments or environment variables",
                             FB_SPAWN_MAX_ARGS);
-    bool input = prog->input || prog->own_io, result = prog->result_bytes || prog->own_io;
+    bool input = prog->input || prog->input_iov || prog->own_io, result = prog->result_bytes || prog->own_io;
     fb_spawn_hdr h = {.tag = 'x',
                       .flags = (unsigned char)((input ? FB_SPAWN_STDIN : 0) | (result ? FB_SPAWN_RESULT : 0) |
                                                (prog->input_on_fd4 || prog->own_io ? FB_SPAWN_INPUT4 : 0)),
@@ -126,7 +126,7 @@ static int launch(fb_sandbox *sb, const fb_sandbox_program *prog, exec_fds *f, p
     int rc = encode(prog, &msg, err);
     int fds[FB_SPAWN_FDS] = {f->out[1], f->err[1], f->report[1], f->sock[0]};
     size_t nfds = 4;
-    if (prog->input || prog->own_io)
+    if (prog->input || prog->input_iov || prog->own_io)
         fds[nfds++] = f->input[0];
     if (prog->result_bytes || prog->own_io)
         fds[nfds++] = f->result;
@@ -183,7 +183,7 @@ int fb_sandbox_exec(fb_sandbox *sb, const fb_sandbox_program *prog, fb_sandbox_o
     fb_supervise_io io = {.init_pid = init, .pidfd = f.pidfd, .foreign = true, .out_fd = f.out[0],
                           .err_fd = f.err[0], .report_fd = f.report[0], .cancel_fd = prog->cancel_fd,
                           .started_fd = f.sock[1], .input_fd = &f.input[1], .input = prog->input,
-                          .input_len = prog->input_len, .on_output = prog->on_output, .output_ctx = prog->output_ctx, .exit_fd = -1};
+                          .input_len = prog->input_len, .input_iov = prog->input_iov, .input_iovcnt = prog->input_iovcnt, .on_output = prog->on_output, .output_ctx = prog->output_ctx, .exit_fd = -1};
     if (fb_supervise(&io, &lim, out, report, sizeof report, &st, err) < 0)
         goto done;
     if (report[0]) {

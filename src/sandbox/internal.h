@@ -200,6 +200,8 @@ int fb_sandbox_join_program(void *ctx, pid_t program, fb_error *err);
 typedef struct fb_sandbox_oneshot {
     const char *input;
     size_t input_len;
+    const struct iovec *input_iov; /* or in pieces (fb_sandbox_spec's) */
+    size_t input_iovcnt;
     int cancel_fd;
     const fb_sandbox_limits *limits;
     void (*on_output)(void *ctx, int stream, const char *data, size_t len);
@@ -273,6 +275,8 @@ typedef struct fb_supervise_io {
                               by the supervisor once the input is written */
     const char *input;
     size_t input_len;
+    const struct iovec *input_iov; /* or in pieces (input unused; input_len their total) */
+    size_t input_iovcnt;
     void (*on_input_written)(void *ctx); /* fb_sandbox_spec's: input is not read after it */
     void *input_ctx;
     /* Called with the program's pid (in our pid namespace) once it has started; the input is written

@@ -387,7 +387,8 @@ int fb_sandbox_run_prepared(fb_sandbox *sb, const fb_sandbox_call *call, fb_sand
         return 1; /* it died meanwhile */
     out->prepared = true;
     fb_early_end early = {.sb = sb, .result_complete = call->result_complete};
-    fb_sandbox_oneshot run = {.input = call->input, .input_len = call->input_len, .cancel_fd = call->cancel_fd,
+    fb_sandbox_oneshot run = {.input = call->input, .input_len = call->input_len, .input_iov = call->input_iov,
+                              .input_iovcnt = call->input_iovcnt, .cancel_fd = call->cancel_fd,
                               .limits = &lim, .on_output = call->on_output, .output_ctx = call->output_ctx,
                               .on_input_written = call->on_input_written, .input_ctx = call->input_ctx,
                               .started = true, .inherited_rss = sb->inherited_rss,

@@ -33,6 +33,7 @@ typedef struct fb_sandbox_limits {
 /* No string or buffer a spec points to may lie in the calling process's command-line area (main's argv
  * strings): init, a copy of the caller, blanks that area so that /proc/1/cmdline shows nothing of the host,
  * and the program is forked from init after that. Copy such strings first. */
+struct iovec;
 typedef struct fb_sandbox_spec {
     const char *exec_path;        /* absolute path of the program, visible inside (system dirs are bound) */
     char *const *argv;            /* NULL-terminated */
@@ -47,6 +48,10 @@ typedef struct fb_sandbox_spec {
                                      (see inert_until_input), so nothing it carries runs outside the
                                      limits. */
     size_t input_len;
+    /* Or the input in pieces (input then unused; input_len is their total), written with writev: a large
+     * argument goes from the request's own buffer to the program without a copy. */
+    const struct iovec *input_iov;
+    size_t input_iovcnt;
     /* Called once the whole input is written (the pipe then closed), before the run ends: a large input
      * can be freed there, rather than held while the result is read. NULL: not told. */
     void (*on_input_written)(void *ctx);
@@ -164,6 +169,8 @@ typedef struct fb_sandbox_program {
     const char *cwd;              /* absolute path inside; NULL: the workdir */
     const char *input;            /* the program's stdin (a pipe, then EOF); NULL: /dev/null */
     size_t input_len;
+    const struct iovec *input_iov; /* or in pieces, as fb_sandbox_spec's */
+    size_t input_iovcnt;
     double timeout_s;             /* wall-clock deadline */
     size_t output_bytes;          /* per stream */
     int cancel_fd;                /* readable => kill it (outcome.cancelled); -1 for none */
@@ -219,6 +226,8 @@ void fb_sandbox_destroy(fb_sandbox *sb);
 typedef struct fb_sandbox_call {
     const char *input;            /* to the program's fd 4, then EOF */
     size_t input_len;
+    const struct iovec *input_iov; /* or in pieces, as fb_sandbox_spec's */
+    size_t input_iovcnt;
     int cancel_fd;
     double timeout_s;             /* the call's deadline, counted from the run */
     uint64_t cpu_seconds;         /* the program's RLIMIT_CPU from now on (the spec's, a maximum, is lowered

@@ -619,7 +619,7 @@ static int release(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *err)
     fb_close(&sb->cg.tasks_fd[1]);
     if (sb->cg.join == FB_JOIN_PARENT_INIT && join_init(&sb->cg, sb->pid, f->sync[1], err) < 0)
         return -1;
-    if (!spec->input && !sb->input_later)
+    if (!spec->input && !spec->input_iov && !sb->input_later)
         fb_close(&f->input[1]);
     return receive_fds(spec, f->sync[1], f->pidfd, out, &sb->fnbox_dir_fd, err);
 }
@@ -644,7 +644,8 @@ int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_s
     fb_supervise_io io = {.init_pid = sb->pid, .pidfd = f->pidfd, .out_fd = f->out[0], .err_fd = f->err[0],
                           .report_fd = f->report[0], .cancel_fd = run->cancel_fd,
                           .started_fd = run->started ? -1 : f->sync[1], .input_fd = &f->input[1],
-                          .input = run->input, .input_len = run->input_len,
+                          .input = run->input, .input_len = run->input_len, .input_iov = run->input_iov,
+                          .input_iovcnt = run->input_iovcnt,
                           .on_input_written = run->on_input_written, .input_ctx = run->input_ctx,
                           .on_started = sb->cg.join == FB_JOIN_PARENT_PROGRAM ? fb_sandbox_join_program : NULL,
                           .ctx = &sb->cg, .on_output = run->on_output, .output_ctx = run->output_ctx,
@@ -794,7 +795,8 @@ int fb_sandbox_run(const fb_sandbox_spec *spec, fb_sandbox_outcome *out, fb_erro
     fb_sandbox_outcome_init(spec, out);
     fb_sandbox sb;
     fb_sandbox_struct_init(&sb, spec);
-    fb_sandbox_oneshot run = {.input = spec->input, .input_len = spec->input_len, .cancel_fd = spec->cancel_fd,
+    fb_sandbox_oneshot run = {.input = spec->input, .input_len = spec->input_len, .input_iov = spec->input_iov,
+                              .input_iovcnt = spec->input_iovcnt, .cancel_fd = spec->cancel_fd,
                               .limits = &spec->limits, .on_output = spec->on_output, .output_ctx = spec->output_ctx,
                               .on_input_written = spec->on_input_written, .input_ctx = spec->input_ctx,
                               .exit_fd = -1};

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
@@ -98,9 +99,30 @@ static void grow_input_pipe(const fb_supervise_io *io)
                     io->input_len < (size_t)INPUT_PIPE_BYTES ? (int)io->input_len : INPUT_PIPE_BYTES);
 }
 
+#define INPUT_IOV_STEP 16 /* pieces per writev: a pipe takes at most INPUT_PIPE_BYTES anyway */
+
+/* The input from offset off on: one write, or a writev of the pieces that remain. */
+static ssize_t write_from(const fb_supervise_io *io, size_t off)
+{
+    if (!io->input_iov)
+        return fb_write_nosigpipe(*io->input_fd, io->input + off, io->input_len - off);
+    struct iovec v[INPUT_IOV_STEP];
+    int k = 0;
+    for (size_t i = 0; i < io->input_iovcnt && k < INPUT_IOV_STEP; i++) {
+        const struct iovec *p = &io->input_iov[i];
+        if (off >= p->iov_len) {
+            off -= p->iov_len;
+            continue;
+        }
+        v[k++] = (struct iovec){.iov_base = (char *)p->iov_base + off, .iov_len = p->iov_len - off};
+        off = 0;
+    }
+    return fb_writev_nosigpipe(*io->input_fd, v, k);
+}
+
 static void write_input(const fb_supervise_io *io, sv_state *st)
 {
-    ssize_t n = fb_write_nosigpipe(*io->input_fd, io->input + st->input_off, io->input_len - st->input_off);
+    ssize_t n = write_from(io, st->input_off);
     if (n > 0)
         st->input_off += (size_t)n;
     if ((n < 0 && errno != EAGAIN && errno != EINTR) || st->input_off >= io->input_len) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 int fb_write_all(int fd, const void *data, size_t len)
@@ -141,22 +142,28 @@ void fb_close(int *fd)
 
 ssize_t fb_write_nosigpipe(int fd, const void *data, size_t len)
 {
+    struct iovec one = {.iov_base = (void *)data, .iov_len = len};
+    return fb_writev_nosigpipe(fd, &one, 1);
+}
+
+ssize_t fb_writev_nosigpipe(int fd, const struct iovec *iov, int n)
+{
     sigset_t pipe_set, old, pending;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     /* one already pending (for another reason) must stay pending */
     bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    ssize_t n = write(fd, data, len);
+    ssize_t w = writev(fd, iov, n);
     int saved = errno;
-    if (n < 0 && saved == EPIPE && !was_pending) {
+    if (w < 0 && saved == EPIPE && !was_pending) {
         const struct timespec zero = {0, 0};
         while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
             continue;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     errno = saved;
-    return n;
+    return w;
 }
 
 ssize_t fb_read_small(const char *path, char *buf, size_t cap)

@@ -13,6 +13,9 @@ int fb_write_all(int fd, const void *data, size_t len);
  * process. The signal is blocked for the calling thread only and, if the write raised it, consumed;
  * the process's disposition is left alone (library code must not change it). */
 ssize_t fb_write_nosigpipe(int fd, const void *data, size_t len);
+/* The same for writev(2). */
+struct iovec;
+ssize_t fb_writev_nosigpipe(int fd, const struct iovec *iov, int n);
 /* Reads fd to EOF into buf (which enforces its own maximum). Returns 0 or -1 with errno set. */
 int fb_read_all(int fd, fb_buf *buf);
 /* Reads a whole file (or stdin for "-") with a maximum size; too big is an error naming path. */

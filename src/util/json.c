@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <sys/random.h>
 
 #include "util/buf.h"
@@ -329,41 +330,74 @@ static bool ref_index(const char *p, const fb_json_texts *t, size_t *index, size
     return true;
 }
 
-char *fb_json_dumps_texts(const json_t *v, size_t flags, const fb_json_texts *t, size_t *len)
+/* in dumped text a reference reads "\u0000fnbox-txt-...:N" (jansson escapes the NUL) */
+static int ref_needle(char needle[64])
 {
-    char *s = fb_json_dumps(v, flags);
-    if (!s)
-        return NULL;
-    /* in dumped text a reference reads "\u0000fnbox-txt-...:N" (jansson escapes the NUL) */
+    return snprintf(needle, 64, "\"\\u0000%s", g_ref + 1);
+}
+
+int fb_json_pieces_make(char *dumped, const fb_json_texts *t, fb_json_pieces *out)
+{
+    *out = (fb_json_pieces){.dumped = dumped};
+    if (!dumped)
+        return -1;
     char needle[64];
-    int nl = snprintf(needle, sizeof needle, "\"\\u0000%s", g_ref + 1);
-    const char *hit = strstr(s, needle);
-    if (!hit) {
-        *len = strlen(s);
-        return s;
+    size_t nl = (size_t)ref_needle(needle);
+    size_t refs = 0;
+    for (const char *h = strstr(dumped, needle); h; h = strstr(h + nl, needle))
+        refs++;
+    out->iov = malloc((2 * refs + 1) * sizeof *out->iov);
+    if (!out->iov) {
+        fb_json_pieces_free(out);
+        return -1;
     }
     /* A string that only looks like a reference (the marker is random per process: a request cannot know
      * it, but a fuzzer that watches comparisons learns it) is not one: it stays as it was. */
-    size_t total = strlen(s);
-    for (const char *h = hit; h; h = strstr(h + nl, needle)) {
-        size_t i, used;
-        if (ref_index(h + nl, t, &i, &used))
-            total += t->v[i].len;
-    }
-    fb_buf b;
-    fb_buf_init(&b, (size_t)-1 / 2);
-    int rc = fb_buf_reserve(&b, total);
-    const char *p = s;
-    while (rc == 0 && hit) {
+    const char *p = dumped, *hit = strstr(dumped, needle);
+    for (; hit; hit = strstr(hit + nl, needle)) {
         size_t i = 0, used = 0;
-        if (ref_index(hit + nl, t, &i, &used)) {
-            rc = fb_buf_append(&b, p, (size_t)(hit - p)) < 0 || fb_buf_append(&b, t->v[i].text, t->v[i].len) < 0 ? -1 : 0;
-            p = hit + nl + used;
-        } else { /* kept as it is, up to the next place to look */
-            rc = fb_buf_append(&b, p, (size_t)(hit - p) + (size_t)nl) < 0 ? -1 : 0;
-            p = hit + nl;
-        }
-        hit = strstr(p, needle);
+        if (!ref_index(hit + nl, t, &i, &used))
+            continue;
+        out->iov[out->n++] = (struct iovec){.iov_base = (void *)p, .iov_len = (size_t)(hit - p)};
+        out->iov[out->n++] = (struct iovec){.iov_base = (void *)t->v[i].text, .iov_len = t->v[i].len};
+        p = hit + nl + used;
+        hit = p - nl; /* the next search starts after the reference */
     }
-    return splice_end(&b, p, s, rc, len);
+    out->iov[out->n++] = (struct iovec){.iov_base = (void *)p, .iov_len = strlen(p)};
+    for (size_t k = 0; k < out->n; k++)
+        out->len += out->iov[k].iov_len;
+    return 0;
+}
+
+void fb_json_pieces_free(fb_json_pieces *p)
+{
+    free(p->dumped);
+    free(p->iov);
+    *p = (fb_json_pieces){0};
+}
+
+char *fb_json_dumps_texts(const json_t *v, size_t flags, const fb_json_texts *t, size_t *len)
+{
+    fb_json_pieces pc;
+    if (fb_json_pieces_make(fb_json_dumps(v, flags), t, &pc) < 0)
+        return NULL;
+    if (pc.n == 1) { /* no reference: the dumped text itself */
+        char *s = pc.dumped;
+        *len = pc.len;
+        pc.dumped = NULL;
+        fb_json_pieces_free(&pc);
+        return s;
+    }
+    char *s = malloc(pc.len + 1);
+    if (s) {
+        size_t at = 0;
+        for (size_t k = 0; k < pc.n; k++) {
+            memcpy(s + at, pc.iov[k].iov_base, pc.iov[k].iov_len);
+            at += pc.iov[k].iov_len;
+        }
+        s[at] = '\0';
+        *len = at;
+    }
+    fb_json_pieces_free(&pc);
+    return s;
 }

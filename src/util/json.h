@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/uio.h>
 
 /* Like json_loadb (flags are jansson's), but out-of-range numbers become marked strings. */
 json_t *fb_json_loadb(const char *text, size_t len, size_t flags, json_error_t *jerr);
@@ -35,8 +36,20 @@ json_t *fb_json_texts_ref(fb_json_texts *t, const char *text, size_t len);
 bool fb_json_is_text_ref(const json_t *v);
 void fb_json_texts_free(fb_json_texts *t);
 /* fb_json_dumps, with every reference to t (may be NULL) written as its text; *len gets the length.
- * A reference t does not hold is an error (NULL), as is running out of memory. */
+ * NULL when out of memory (a reference t does not hold stays as it was). */
 char *fb_json_dumps_texts(const json_t *v, size_t flags, const fb_json_texts *t, size_t *len);
+/* The same text without its copy: dumped (fb_json_dumps's output, taken over) cut at each reference to t,
+ * the pieces of dumped and the borrowed texts in order; len is their total. Written with writev, a large
+ * argument goes from the request's buffer to the harness as it came. */
+typedef struct fb_json_pieces {
+    char *dumped;
+    struct iovec *iov;
+    size_t n;
+    size_t len;
+} fb_json_pieces;
+/* 0, or -1 when out of memory (dumped is freed either way; NULL dumped is taken as out of memory). */
+int fb_json_pieces_make(char *dumped, const fb_json_texts *t, fb_json_pieces *out);
+void fb_json_pieces_free(fb_json_pieces *p);
 
 /* The JSON type of v as a request error names it: "object", "array", "string", "number" (big numbers
  * included), "boolean" or "null". */

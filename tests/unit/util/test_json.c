@@ -476,12 +476,56 @@ static void test_forged_text_reference(void **state)
     fb_json_texts_free(&t);
 }
 
+/* The input in pieces: each reference cut out and its text borrowed as it is (the very pointer, no copy),
+ * a forged one kept; together the pieces are fb_json_dumps_texts's text. */
+static void test_text_pieces(void **state)
+{
+    (void)state;
+    static const char a[] = "\"large\"", b[] = "[1,{\"k\":null}]";
+    fb_json_texts t = {0};
+    json_t *doc = json_array();
+    json_array_append_new(doc, fb_json_texts_ref(&t, a, sizeof a - 1));
+    json_array_append_new(doc, json_string("plain"));
+    json_array_append_new(doc, fb_json_texts_ref(&t, b, sizeof b - 1));
+    json_array_append_new(doc, fb_json_texts_ref(&t, a, sizeof a - 1)); /* the same text twice */
+    const json_t *ref = json_array_get(doc, 0); /* "\0fnbox-txt-<hex>:0": a marked string */
+    char fake[128];
+    size_t flen = json_string_length(ref);
+    assert_true(flen < sizeof fake);
+    memcpy(fake, json_string_value(ref), flen);
+    fake[flen - 1] = '9'; /* names no text of t */
+    json_array_append_new(doc, json_stringn(fake, flen));
+    fb_json_pieces pc;
+    assert_int_equal(fb_json_pieces_make(fb_json_dumps(doc, JSON_COMPACT), &t, &pc), 0);
+    assert_int_equal(pc.n, 7); /* three references: three texts between four pieces of the dump */
+    assert_ptr_equal(pc.iov[1].iov_base, a);
+    assert_ptr_equal(pc.iov[3].iov_base, b);
+    assert_ptr_equal(pc.iov[5].iov_base, a);
+    size_t len = 0;
+    char *flat = fb_json_dumps_texts(doc, JSON_COMPACT, &t, &len);
+    assert_non_null(flat);
+    assert_int_equal(pc.len, len);
+    size_t at = 0;
+    for (size_t i = 0; i < pc.n; i++) {
+        assert_memory_equal(flat + at, pc.iov[i].iov_base, pc.iov[i].iov_len);
+        at += pc.iov[i].iov_len;
+    }
+    assert_int_equal(at, len);
+    static const char head[] = "[\"large\",\"plain\",[1,{\"k\":null}],\"large\",\"\\u0000";
+    assert_true(strncmp(flat, head, sizeof head - 1) == 0); /* the forged one stays a string */
+    free(flat);
+    fb_json_pieces_free(&pc);
+    assert_int_equal(fb_json_pieces_make(NULL, &t, &pc), -1); /* a failed dump */
+    json_decref(doc);
+    fb_json_texts_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_table), cmocka_unit_test(test_malformed_table),
         cmocka_unit_test(test_error_position),  cmocka_unit_test(test_bignum_detection),
-        cmocka_unit_test(test_forged_marker),   cmocka_unit_test(test_forged_text_reference),   cmocka_unit_test(test_long_numbers),
+        cmocka_unit_test(test_forged_marker),   cmocka_unit_test(test_forged_text_reference), cmocka_unit_test(test_text_pieces),   cmocka_unit_test(test_long_numbers),
         cmocka_unit_test(test_flags),           cmocka_unit_test(test_plain_documents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
