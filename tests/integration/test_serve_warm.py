@@ -481,9 +481,9 @@ def test_warm_none_and_a_memory_cap(tmp_path):
 
 def test_a_stop_leaves_no_pooled_sandbox_behind():
     mark = marker()
-    srv = Server("--warm", "python=3,javascript=1")
-    wait_full(srv)
-    wait_full(srv, "javascript")
+    srv = Server("--warm", "python=3,javascript=1,c=1")
+    for name in ("python", "javascript", "c", "program"):  # a program sandbox waits before its Landlock
+        wait_full(srv, name)
     status, res = post(srv, {"language": "python", "code": "def f():\n    return 1\n"})
     assert res["result"] == 1
     srv.stop()
