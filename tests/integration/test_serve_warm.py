@@ -389,13 +389,16 @@ SAME_ANSWER_C = {
     "exit": ("#include <stdlib.h>\nint f(int x) { exit(x); }", [3]),
     "files": ("#include <stdio.h>\nint f(int x) { FILE *o = fopen(\"/workspace/out.txt\", \"w\"); "
               "fprintf(o, \"%d\", x); fclose(o); return x; }", [5]),
+    "request files": ("#include <stdio.h>\nint f(int x) { char b[16] = {0}; FILE *i = fopen(\"/tmp/d/in.txt\", \"r\"); "
+                      "if (!i || !fgets(b, sizeof b, i)) return -1; fclose(i); return x + b[0]; }", [1],
+                      {"files": {"/tmp/d/in.txt": "A"}}),
 }
 
 
 @pytest.mark.parametrize("case", sorted(SAME_ANSWER_C))
 def test_a_warm_c_call_answers_as_a_cold_one(compiled_server, case):
-    code, args = SAME_ANSWER_C[case]
-    request = {"language": "c", "code": code, "args": args, "timeout": 5}
+    code, args, *extra = SAME_ANSWER_C[case]
+    request = {"language": "c", "code": code, "args": args, "timeout": 5, **(extra[0] if extra else {})}
     cold = cold_call(request)
     wait_full(compiled_server, "program")
     status, warm = post(compiled_server, request)
