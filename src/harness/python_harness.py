@@ -80,11 +80,16 @@ def _read_fd(fd):
             off += len(b)
             want = 1 << 16
     else:
+        # 64 KiB first: a buffer below malloc's mmap threshold costs no system call, where a 1 MiB one is an
+        # mmap, a shrinking mremap and a munmap on every read (the EOF read too) of a small call's input.
+        want = 1 << 16
         while True:
-            b = _os.read(fd, 1 << 20)
+            b = _os.read(fd, want)
             if not b:
                 break
             chunks.append(b)
+            if len(b) == want:
+                want = 1 << 20
     return b''.join(chunks)
 
 
