@@ -2,11 +2,23 @@
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # Importing the fixtures is what makes pytest see them here: `call`, and `lang` over every interpreted
 # language (fnboxlib.LANGS).
-from fnboxlib import SECURITY_LANGS, all_langs_fixture, call_fixture  # noqa: E402,F401
+from fnboxlib import SECURITY_LANGS, WARM_SOCKET, all_langs_fixture, call_fixture  # noqa: E402,F401
+
+
+@pytest.fixture
+def own_cache(cache_dir):
+    """The compile cache of a C or C++ suite (its module's cache_dir), for the tests that look into it:
+    through a warm server (the warm pass, FNBOX_WARM_SOCKET) calls use the server's cache, not this one."""
+    if WARM_SOCKET:
+        pytest.skip("the warm server compiles into its own cache")
+    return cache_dir
+
 
 # Suites whose per-language code covers only python and javascript so far: their `lang` tests are collected
 # for those two only (deselected for the others) until the suite gains ruby and php entries; then drop it

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from fnboxlib import FNBOX, WARM_SOCKET, call, describe, failed, ok, req
+from fnboxlib import FNBOX, call, describe, failed, ok, req
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -30,15 +30,6 @@ def cache_dir():
     else:
         os.environ["FNBOX_CACHE_DIR"] = old
     shutil.rmtree(d, ignore_errors=True)
-
-
-@pytest.fixture
-def own_cache(cache_dir):
-    """The module's compile cache, for the tests that look into it: through a warm server (the warm pass,
-    FNBOX_WARM_SOCKET) calls use the server's cache, not this one."""
-    if WARM_SOCKET:
-        pytest.skip("the warm server compiles into its own cache")
-    return cache_dir
 
 
 def c(code, fn="f", args=None, kwargs=None, **extra):

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from fnboxlib import WARM_SOCKET, call, describe, failed, ok, req
+from fnboxlib import call, describe, failed, ok, req
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -28,15 +28,6 @@ def cache_dir():
     else:
         os.environ["FNBOX_CACHE_DIR"] = old
     shutil.rmtree(d, ignore_errors=True)
-
-
-@pytest.fixture
-def own_cache(cache_dir):
-    """The module's compile cache, for the tests that look into it: through a warm server (the warm pass,
-    FNBOX_WARM_SOCKET) calls use the server's cache, not this one."""
-    if WARM_SOCKET:
-        pytest.skip("the warm server compiles into its own cache")
-    return cache_dir
 
 
 def cpp(code, fn="f", args=None, kwargs=None, lang="cpp", **extra):
