@@ -311,7 +311,8 @@ static int place_files(const fb_sandbox *sb, const fb_sandbox_file *files, size_
 
 /* spec.program_later: the call's program, at exec_path, as init writes a cold call's (0555, read-only for
  * the program: /.fnbox is sealed in its view; written here through the root's own mount). A new file: the
- * program's Landlock ruleset, made after this, names its inode. */
+ * program's Landlock ruleset, made after this, names its inode. A clone another thread makes while the
+ * file is open holds its write descriptor for a moment: the program retries its execve on ETXTBSY. */
 static int place_program(const fb_sandbox *sb, const fb_sandbox_file *prog, fb_error *err)
 {
     const char *path = sb->spec->exec_path;

@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
@@ -176,6 +177,21 @@ static int await_program_file(const fb_child_ctx *c, fb_error *err)
     return 0;
 }
 
+/* execve, and for a prepared program whose file the host wrote just before (program_later) again on ETXTBSY:
+ * a clone another thread of the host made meanwhile (another sandbox's init, until it closes what it
+ * inherited; a fork of an embedding application, until its exec) may hold a copy of the write descriptor for
+ * a moment. Returns only on failure, errno set. */
+static void exec_program(const fb_child_ctx *c, char *const *envp)
+{
+    for (int tries = 0; tries < 500; tries++) { /* 0.5 s at most */
+        execve(c->exec_path, c->argv, envp);
+        if (errno != ETXTBSY || !c->program_later)
+            return;
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+    }
+}
+
 __attribute__((noreturn)) void fb_program_main(const fb_child_ctx *c)
 {
     fb_error err = {0};
@@ -200,7 +216,7 @@ __attribute__((noreturn)) void fb_program_main(const fb_child_ctx *c)
              await_program_file(c, &err) == 0 && fb_landlock_apply(&landlocked, &err) == 0 &&
              fb_caps_drop_all(&err) == 0 && (c->program_later || send_exit_listener(c) == 0) &&
              fb_seccomp_load(c->bpf, &err) == 0) {
-        execve(c->exec_path, c->argv, fb_defence_disabled("env") ? with_host_environ(c->envp) : c->envp);
+        exec_program(c, fb_defence_disabled("env") ? with_host_environ(c->envp) : c->envp);
         fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "execve %s", c->exec_path);
     }
     fb_child_fail(c->report_w, &err);
