@@ -210,9 +210,10 @@ int fb_pool_run(fb_pool *pool, const fb_sandbox_spec *spec, bool (*result_comple
                             .memory_bytes = l->memory_bytes, .pids = l->pids,
                             .output_bytes = l->output_bytes, .result_bytes = l->result_bytes,
                             .user_files = spec->user_files, .nuser_files = spec->nuser_files,
-                            .program = program_of(warm, spec), .keep_scratch = spec->keep_scratch, .on_output = spec->on_output,
-                            .output_ctx = spec->output_ctx, .on_input_written = spec->on_input_written,
-                            .input_ctx = spec->input_ctx, .result_complete = result_complete};
+                            .program = program_of(warm, spec), .keep_scratch = spec->keep_scratch,
+                            .on_output = spec->on_output, .output_ctx = spec->output_ctx,
+                            .on_input_written = spec->on_input_written, .input_ctx = spec->input_ctx,
+                            .result_complete = result_complete};
     int rc = fb_sandbox_run_prepared(warm, &call, out, err);
     fb_pool_spent(pool, warm, rc <= 0);
     if (rc <= 0)

@@ -183,7 +183,9 @@ int fb_sandbox_exec(fb_sandbox *sb, const fb_sandbox_program *prog, fb_sandbox_o
     fb_supervise_io io = {.init_pid = init, .pidfd = f.pidfd, .foreign = true, .out_fd = f.out[0],
                           .err_fd = f.err[0], .report_fd = f.report[0], .cancel_fd = prog->cancel_fd,
                           .started_fd = f.sock[1], .input_fd = &f.input[1], .input = prog->input,
-                          .input_len = prog->input_len, .input_iov = prog->input_iov, .input_iovcnt = prog->input_iovcnt, .on_output = prog->on_output, .output_ctx = prog->output_ctx, .exit_fd = -1};
+                          .input_len = prog->input_len, .input_iov = prog->input_iov,
+                          .input_iovcnt = prog->input_iovcnt, .on_output = prog->on_output,
+                          .output_ctx = prog->output_ctx, .exit_fd = -1};
     if (fb_supervise(&io, &lim, out, report, sizeof report, &st, err) < 0)
         goto done;
     if (report[0]) {

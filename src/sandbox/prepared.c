@@ -265,13 +265,14 @@ static int place_file(int area_fd, const char *rel, const fb_sandbox_file *f, fb
     return rc;
 }
 
-/* Files are created as the sandbox's user: when fnbox is root, its own ids are not mapped in the sandbox's
- * user namespace, which owns the tmpfs (the kernel refuses to create an inode for an unmapped owner), so
- * this thread's filesystem ids become the user's meanwhile (setfsuid and setfsgid are per thread). */
 typedef struct fsids {
     int uid, gid;
 } fsids;
 
+/* Files are created as the sandbox's user: when fnbox is root, its own ids are not mapped in the sandbox's
+ * user namespace, which owns the tmpfs (the kernel refuses to create an inode for an unmapped owner), so
+ * this thread's filesystem ids become the user's meanwhile (setfsuid and setfsgid are per thread); the ids
+ * it had are returned for restore_fsids. */
 static fsids become_sandbox_user(const fb_sandbox *sb)
 {
     fsids before = {-1, -1};
