@@ -140,8 +140,6 @@ static int check_value(const char *body, size_t len, char *msg, size_t cap)
     return -1;
 }
 
-/* The value's text becomes the result's (o->result is emptied): moved to the front of its own buffer, no
- * copy of a value that may be hundreds of megabytes. */
 bool fb_result_channel_complete(const char *data, size_t len)
 {
     fb_buf res = {.data = (char *)data, .len = len};
@@ -156,15 +154,16 @@ bool fb_result_channel_complete(const char *data, size_t len)
     return complete;
 }
 
+/* The value's text becomes the result's (o->result is emptied) where it lies, after the channel's header:
+ * a value may be hundreds of megabytes, and the answer moves it once, into its place (splice). */
 static int take_value(fb_result *r, fb_sandbox_outcome *o, size_t off)
 {
     size_t len = o->result.len - off;
     char *text = fb_buf_steal(&o->result, NULL);
     if (!text)
         return -1;
-    memmove(text, text + off, len);
-    text[len] = '\0';
     r->result_raw = text;
+    r->result_off = off;
     r->result_len = len;
     return 0;
 }
@@ -447,8 +446,9 @@ static char *render_plain(const fb_result *r, size_t *len)
 }
 
 /* The answer with the value's text put in place of its placeholder: into a new buffer (copy), or into the
- * value's own buffer, which then grows around it (a large block grows by remapping, not copying), so that
- * the answer never needs the value's text twice (take: r gives it up). */
+ * value's own buffer, which grows around it (a large block grows by remapping, not copying) and in which
+ * the value moves once, from after the channel's header to after the answer's head, so that the answer
+ * never needs the value's text twice (take: r gives it up). */
 static char *splice(const fb_result *r, char *take, size_t *len)
 {
     if (!r->result_raw)
@@ -459,12 +459,13 @@ static char *splice(const fb_result *r, char *take, size_t *len)
     if (!s)
         return NULL;
     size_t head = (size_t)(at - s), tail = strlen(at + qlen), total = head + r->result_len + tail;
-    char *out = take ? realloc(take, total + 1) : malloc(total + 1);
+    size_t cap = take && r->result_off + r->result_len > total ? r->result_off + r->result_len : total;
+    char *out = take ? realloc(take, cap + 1) : malloc(total + 1);
     if (out) {
         if (take)
-            memmove(out + head, out, r->result_len);
+            memmove(out + head, out + r->result_off, r->result_len);
         else
-            memcpy(out + head, r->result_raw, r->result_len);
+            memcpy(out + head, r->result_raw + r->result_off, r->result_len);
         memcpy(out, s, head);
         memcpy(out + head + r->result_len, at + qlen, tail + 1);
         if (len)
@@ -484,7 +485,7 @@ char *fb_result_render_final(fb_result *r, size_t *len)
     char *out = splice(r, r->result_raw, len);
     if (out && r->result_raw) { /* realloc took the buffer */
         r->result_raw = NULL;
-        r->result_len = 0;
+        r->result_off = r->result_len = 0;
     }
     return out;
 }

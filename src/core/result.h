@@ -12,8 +12,9 @@
 
 typedef struct fb_result {
     json_t *obj;          /* the ExecutionResult without "result" (owned) */
-    char *result_raw;     /* the return value as validated JSON text, spliced in verbatim (owned) */
-    size_t result_len;
+    char *result_raw;     /* the result channel's buffer (owned): the return value as validated JSON text at
+                           * result_off, spliced in verbatim; the header before it is left in place */
+    size_t result_off, result_len;
 } fb_result;
 
 /* The limits a call ran under, to name the one it hit: error.reason is a sentence naming the limit and

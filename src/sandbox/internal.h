@@ -112,6 +112,11 @@ bool fb_cgroup_can_relimit(const fb_cgroup *cg);
  * Refuses a limit the started program already exceeds: a cold start under it would have gone otherwise. */
 int fb_cgroup_relimit(const fb_cgroup *cg, const fb_sandbox_limits *from, const fb_sandbox_limits *to, fb_error *err);
 void fb_cgroup_destroy(fb_cgroup *cg);
+/* cgroup_orphans.c: removes, once per *swept flag, the empty call cgroups under base whose maker (a process
+ * of this PID namespace) is gone; fb_cgroup_pidns_id names this process's PID namespace (0: unknown, and
+ * then nothing is swept). */
+void fb_cgroup_sweep_orphans(const char *base, int *swept);
+unsigned long fb_cgroup_pidns_id(void);
 int fb_rlimits_apply(const fb_sandbox_limits *lim, bool memory_by_cgroup, bool pids_by_cgroup,
                      fb_error *err);                                   /* [child] */
 

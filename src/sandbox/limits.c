@@ -94,13 +94,17 @@ static int own_cgroup(const char *controller, char *out, size_t cap)
     return rc;
 }
 
-static int make_child_dir(const char *base, char *out, size_t cap)
+/* A new call cgroup under base, named for its maker (fb_cgroup_sweep_orphans reads the name back): PID,
+ * a counter and the time make it unique; the PID namespace says whose PID it is. The first one under base
+ * sweeps what makers that are gone left there (swept: that base's once-flag). */
+static int make_child_dir(const char *base, int *swept, char *out, size_t cap)
 {
     static unsigned counter;
+    fb_cgroup_sweep_orphans(base, swept);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    int n = snprintf(out, cap, "%s/fnbox-%d-%u-%ld", base, (int)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED),
-                     (long)ts.tv_nsec);
+    int n = snprintf(out, cap, "%s/fnbox-%d-%u-%ld-%lu", base, (int)getpid(),
+                     __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED), (long)ts.tv_nsec, fb_cgroup_pidns_id());
     if (n < 0 || (size_t)n >= cap)
         return -1;
     return mkdir(out, 0755);
@@ -132,12 +136,15 @@ static void choose_v1_join(fb_cgroup *cg, bool inert)
     cg->join = inert || fb_defence_disabled("cgroup-early") ? FB_JOIN_PARENT_PROGRAM : FB_JOIN_PARENT_INIT;
 }
 
+/* Each parent directory is swept once per process (make_child_dir). */
+static int swept_memory_v1, swept_pids_v1, swept_v2;
+
 static void try_v1(fb_cgroup *cg, const fb_sandbox_limits *lim, bool inert)
 {
     char rel[400], base[512], num[32];
     if (own_cgroup("memory", rel, sizeof rel) == 0) {
         snprintf(base, sizeof base, CGROOT "/memory%s", rel);
-        if (make_child_dir(base, cg->memory_dir, sizeof cg->memory_dir) == 0) {
+        if (make_child_dir(base, &swept_memory_v1, cg->memory_dir, sizeof cg->memory_dir) == 0) {
             snprintf(num, sizeof num, "%" PRIu64, lim->memory_bytes);
             if (write_text(cg->memory_dir, "memory.limit_in_bytes", num) < 0) {
                 rmdir(cg->memory_dir);
@@ -153,7 +160,7 @@ static void try_v1(fb_cgroup *cg, const fb_sandbox_limits *lim, bool inert)
     }
     if (own_cgroup("pids", rel, sizeof rel) == 0) {
         snprintf(base, sizeof base, CGROOT "/pids%s", rel);
-        if (make_child_dir(base, cg->pids_dir, sizeof cg->pids_dir) < 0)
+        if (make_child_dir(base, &swept_pids_v1, cg->pids_dir, sizeof cg->pids_dir) < 0)
             cg->pids_dir[0] = '\0';
     }
     if (!cg->memory_dir[0] && !cg->pids_dir[0])
@@ -179,7 +186,7 @@ static void try_v2(fb_cgroup *cg, const fb_sandbox_limits *lim, bool inert)
         return;
     snprintf(base, sizeof base, CGROOT "%s", rel);
     char dir[512];
-    if (make_child_dir(base, dir, sizeof dir) < 0)
+    if (make_child_dir(base, &swept_v2, dir, sizeof dir) < 0)
         return;
     snprintf(num, sizeof num, "%" PRIu64, lim->memory_bytes);
     bool mem = write_text(dir, "memory.max", num) == 0;

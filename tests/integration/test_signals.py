@@ -10,7 +10,8 @@ import time
 import pytest
 
 from fnboxlib import FNBOX, assert_no_survivors, check_sanitizers, describe, host_pids_matching, marker, \
-    parse_one_result, require_binary
+    parse_one_result, require_binary, run_cli, skip_unless_ci
+from servelib import cgroups_of
 
 
 def sleeper(mark, lang="python"):
@@ -105,3 +106,41 @@ def test_cli_killed_sandbox_dies_too(lang):
         finally:
             kill_namespace_of(mark)
     assert not left, f"sandboxed processes outlived the SIGKILLed CLI: {left}"
+
+
+def test_a_killed_clis_cgroups_are_removed_by_the_next_fnbox():
+    """A SIGKILLed CLI cannot remove its call's cgroups; once its sandbox died with it they are empty, and
+    the next fnbox process that makes a cgroup under the same parent removes them
+    (sandbox/cgroup_orphans.c)."""
+    since = time.time()
+    mark = marker()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = start(mark, out, err)
+        try:
+            p.kill()
+            p.wait(timeout=10)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and host_pids_matching(mark):
+                time.sleep(0.05)
+            assert not host_pids_matching(mark), "the sandbox outlived the SIGKILLed CLI"
+        finally:
+            kill_namespace_of(mark)
+    left = cgroups_of(p.pid, since)
+    if not left:
+        skip_unless_ci("no cgroup of the killed CLI found (no per-call cgroups here): nothing to check")
+    deadline = time.monotonic() + 5  # the sandbox's last tasks may still be leaving their cgroup
+    while time.monotonic() < deadline and any(procs_in(d) for d in left):
+        time.sleep(0.05)
+    proc = run_cli(["call", "-"], input=json.dumps({"language": "python", "code": "def f():\n    return 1\n",
+                                                    "functionName": "f"}))
+    result, _ = parse_one_result(proc.stdout)
+    assert result["status"] == "success", describe(result)
+    assert not [d for d in left if os.path.exists(d)], f"the killed CLI's cgroups are still there: {left}"
+
+
+def procs_in(cgroup_dir):
+    try:
+        with open(os.path.join(cgroup_dir, "cgroup.procs")) as fh:
+            return fh.read().split()
+    except OSError:
+        return []
