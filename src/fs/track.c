@@ -222,27 +222,97 @@ static int visit(walk *w, int dir_fd, const char *name, const char *rel, const c
     return rc;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in directory fd but "." and "..", sorted (the walk's order, and so what a budget cut keeps, is
+ * the same every time): *n pointers in *block (the caller frees it; NULL when there are none), after the
+ * names they point to. Read with getdents64 on fd itself: scandirat opened the directory again, and
+ * fdopendir asks fstat and fcntl first, on every directory of every call. -1 on failure (errno). */
+static int read_names(int fd, char **block_out, char ***names, size_t *n)
+{
+    _Alignas(struct dirent64) char buf[32768];
+    size_t cap = 0, used = 0, count = 0;
+    char *text = NULL;
+    *block_out = NULL;
+    *names = NULL;
+    *n = 0;
+    for (;;) {
+        long got = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (got <= 0) {
+            if (got < 0) {
+                free(text);
+                return -1;
+            }
+            break;
+        }
+        for (long off = 0; off < got;) {
+            struct dirent64 *d = (struct dirent64 *)(buf + off);
+            off += d->d_reclen;
+            if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+                continue;
+            size_t len = strlen(d->d_name) + 1;
+            if (used + len > cap) {
+                size_t ncap = cap ? cap * 2 : 4096;
+                while (ncap < used + len)
+                    ncap *= 2;
+                char *t = realloc(text, ncap);
+                if (!t) {
+                    free(text);
+                    errno = ENOMEM;
+                    return -1;
+                }
+                text = t;
+                cap = ncap;
+            }
+            memcpy(text + used, d->d_name, len);
+            used += len;
+            count++;
+        }
+    }
+    if (!count) {
+        free(text);
+        return 0;
+    }
+    /* the pointers go after the names, in the same block */
+    size_t at = (used + sizeof(char *) - 1) / sizeof(char *) * sizeof(char *);
+    char *block = realloc(text, at + count * sizeof(char *));
+    if (!block) {
+        free(text);
+        errno = ENOMEM;
+        return -1;
+    }
+    char **v = (char **)(void *)(block + at);
+    for (size_t i = 0, p = 0; i < count; i++, p += strlen(block + p) + 1)
+        v[i] = block + p;
+    qsort(v, count, sizeof *v, by_name);
+    *block_out = block;
+    *names = v;
+    *n = count;
+    return 0;
+}
+
 static int walk_dir(walk *w, const char *rel)
 {
     int fd = open_beneath(w->root_fd, rel, O_RDONLY | O_DIRECTORY);
     if (fd < 0)
         return 0;
-    struct dirent **names = NULL;
-    int n = scandirat(fd, ".", &names, NULL, alphasort);
+    char *block, **names;
+    size_t n;
     int rc = 0;
-    for (int i = 0; i < n; i++) {
-        const char *name = names[i]->d_name;
-        if (rc == 0 && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && w->budget > 0) {
-            w->budget--;
-            char crel[PATH_MAX], vpath[PATH_MAX];
-            int a = snprintf(crel, sizeof crel, "%s%s%s", rel, *rel ? "/" : "", name);
-            int b = snprintf(vpath, sizeof vpath, "%s/%s", strcmp(w->vroot, "/") == 0 ? "" : w->vroot, crel);
-            if (a > 0 && a < (int)sizeof crel && b > 0 && b < (int)sizeof vpath)
-                rc = visit(w, fd, name, crel, vpath);
-        }
-        free(names[i]);
+    if (read_names(fd, &block, &names, &n) < 0)
+        n = 0; /* unreadable, as scandirat's failure was: nothing under it is reported */
+    for (size_t i = 0; i < n && rc == 0 && w->budget > 0; i++) {
+        w->budget--;
+        char crel[PATH_MAX], vpath[PATH_MAX];
+        int a = snprintf(crel, sizeof crel, "%s%s%s", rel, *rel ? "/" : "", names[i]);
+        int b = snprintf(vpath, sizeof vpath, "%s/%s", strcmp(w->vroot, "/") == 0 ? "" : w->vroot, crel);
+        if (a > 0 && a < (int)sizeof crel && b > 0 && b < (int)sizeof vpath)
+            rc = visit(w, fd, names[i], crel, vpath);
     }
-    free(names);
+    free(block);
     close(fd);
     return rc;
 }

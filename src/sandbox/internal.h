@@ -103,6 +103,8 @@ int fb_cgroup_attach(const fb_cgroup *cg, pid_t pid, fb_error *err);
 /* [child] FB_JOIN_PROGRAM_ITSELF: moves the calling (single-threaded) process into the cgroup and closes
  * the fds. */
 int fb_cgroup_join_self(const int tasks_fd[2], fb_error *err);
+/* The cgroup's peak memory, whether the memory limit killed a process, and (pids_refused non-NULL) how
+ * often pids.max refused a fork or clone. */
 void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_killed, uint64_t *pids_refused);
 /* The memory the cgroup holds now (its processes and tmpfs pages); 0 without a memory cgroup. */
 uint64_t fb_cgroup_read_current(const fb_cgroup *cg);

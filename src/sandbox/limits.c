@@ -261,8 +261,9 @@ void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_k
 {
     uint64_t v = 0;
     *oom_killed = false;
-    *pids_refused = 0;
-    if (cg->pids_dir[0] && read_u64(cg->pids_dir, "pids.events", "max", &v) == 0)
+    if (pids_refused)
+        *pids_refused = 0;
+    if (pids_refused && cg->pids_dir[0] && read_u64(cg->pids_dir, "pids.events", "max", &v) == 0)
         *pids_refused = v; /* fork or clone failures at pids.max, threads included (v1 and v2 alike) */
     if (!cg->memory_dir[0])
         return;

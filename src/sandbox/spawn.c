@@ -684,7 +684,8 @@ int fb_sandbox_supervise_one(fb_sandbox *sb, const fb_sandbox_oneshot *run, fb_s
 int fb_sandbox_read_outcome(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *err)
 {
     uint64_t cg_peak = 0;
-    fb_cgroup_read_stats(&sb->cg, &cg_peak, &out->oom_killed, &out->pids_refused);
+    /* a call that ended early ended with its result, on its own: no error for pids.max to explain */
+    fb_cgroup_read_stats(&sb->cg, &cg_peak, &out->oom_killed, out->ended_early ? NULL : &out->pids_refused);
     if (cg_peak > out->peak_memory_bytes)
         out->peak_memory_bytes = cg_peak;
     return fb_sandbox_read_result(sb->f.result, &out->result, err);
