@@ -9,8 +9,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
-#include <stdio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,18 +25,34 @@ unsigned long fb_cgroup_pidns_id(void)
     return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
 }
 
+/* The n decimal fields of name after prefix, '-' between them and nothing after: 0, else -1. */
+static int fields(const char *name, const char *prefix, unsigned long long *v, int n)
+{
+    size_t plen = strlen(prefix);
+    if (strncmp(name, prefix, plen) != 0)
+        return -1;
+    const char *p = name + plen;
+    for (int i = 0; i < n; i++) {
+        char *end;
+        errno = 0;
+        if (*p < '0' || *p > '9')
+            return -1;
+        v[i] = strtoull(p, &end, 10);
+        if (errno || *end != (i + 1 < n ? '-' : '\0'))
+            return -1;
+        p = end + 1;
+    }
+    return 0;
+}
+
 /* Whether name is a call cgroup made in PID namespace ns by a process that no longer exists. */
 static bool orphaned(const char *name, unsigned long ns)
 {
-    int pid, end = 0;
-    unsigned n;
-    long nsec;
-    unsigned long its_ns;
-    if (sscanf(name, "fnbox-%d-%u-%ld-%lu%n", &pid, &n, &nsec, &its_ns, &end) != 4 || name[end] != '\0')
+    unsigned long long v[4]; /* pid, counter, nsec, pidns */
+    if (fields(name, "fnbox-", v, 4) < 0 || v[3] != ns || v[0] == 0 || v[0] > INT_MAX ||
+        (pid_t)v[0] == getpid())
         return false;
-    if (its_ns != ns || pid <= 0 || pid == getpid())
-        return false;
-    return kill(pid, 0) < 0 && errno == ESRCH;
+    return kill((pid_t)v[0], 0) < 0 && errno == ESRCH;
 }
 
 void fb_cgroup_sweep_orphans(const char *base, int *swept)
