@@ -114,7 +114,10 @@ FNBOX_API int fnbox_engine_open(const char *options, size_t len, fnbox_engine **
 FNBOX_API int fnbox_engine_call(fnbox_engine *e, const char *request, size_t request_len,
                                 const fnbox_call_options *options, char **result, size_t *result_len)
 {
-    return fb_executor_call(request, request_len, options, e->pool, result, result_len);
+    fb_pool_call_begin(e->pool);
+    int rc = fb_executor_call(request, request_len, options, e->pool, result, result_len);
+    fb_pool_call_end(e->pool);
+    return rc;
 }
 
 FNBOX_API int fnbox_engine_wait_warm(fnbox_engine *e, double timeout_s)

@@ -37,6 +37,10 @@ fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec);
  * one could not take the call). result_complete: fb_sandbox_call's (NULL: wait for every process). */
 int fb_pool_run(fb_pool *p, const fb_sandbox_spec *spec, bool (*result_complete)(const char *data, size_t len),
                 fb_sandbox_outcome *out, fb_error *err);
+/* A call through the engine starts and ends (warm or cold): while as many run as there are CPUs, nothing is
+ * built ahead (next_to_build). NULL is a no-op. */
+void fb_pool_call_begin(fb_pool *p);
+void fb_pool_call_end(fb_pool *p);
 /* Takes back a sandbox fb_pool_take gave out: it is destroyed on the pool's thread. ran: the call ran in it
  * (served), or it could not take the call, which ran cold (missed). */
 void fb_pool_spent(fb_pool *p, fb_sandbox *sb, bool ran);

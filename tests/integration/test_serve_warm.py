@@ -430,6 +430,30 @@ def test_a_mount_runs_cold(server, tmp_path):
     assert "warm" not in res["meta"]
 
 
+def test_nothing_is_built_ahead_while_the_calls_take_every_cpu():
+    """Building ahead pays only with a CPU to spare (core/pool.c next_to_build): while as many calls run as
+    the server has CPUs, the pool's thread builds nothing, even at its once-a-second sweep, which finds the
+    pool empty; once they end, the pool refills."""
+    n = len(os.sched_getaffinity(0))  # the server inherits this set
+    with Server("--warm", "python=1", "--max-concurrency", str(n + 2)) as srv:
+        wait_full(srv)
+        built = pools(srv)["python"]["built"]
+        code = "import time\ndef f():\n    time.sleep(4)\n    return 'slept'\n"
+        with concurrent.futures.ThreadPoolExecutor(n) as ex:
+            futures = [ex.submit(post, srv, {"language": "python", "code": code, "timeout": 30}) for _ in range(n)]
+            time.sleep(0.8)  # every call started (the first took the pooled sandbox, the rest run cold)
+            seen = []
+            for _ in range(15):  # 1.5 s: past the thread's sweep
+                seen.append(pools(srv)["python"]["built"])
+                time.sleep(0.1)
+            answers = [f.result() for f in futures]
+        assert all(st == 200 and res["result"] == "slept" for st, res in answers), answers
+        assert sum(1 for _, res in answers if res["meta"].get("warm")) == 1, answers
+        assert set(seen) == {built}, f"built while {n} calls ran on {n} CPUs: {seen} (from {built})"
+        wait_full(srv)
+        assert pools(srv)["python"]["built"] == built + 1
+
+
 def test_an_idle_sandbox_that_dies_is_replaced(server):
     wait_full(server)
     died = pools(server)["python"]["died"]
