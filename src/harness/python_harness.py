@@ -129,10 +129,24 @@ def _flush_user_streams():
                 pass
 
 
+def _trim_heap():
+    # glibc raises its mmap threshold each time a large block is freed, so the argument's text and the
+    # value, once freed, stay in the heap as resident memory; beside the result memfd's copy they made a
+    # 10 MB echo's peak 4 MiB above the input's own (1.13x the bare interpreter's). Before a large result
+    # is written, the heap gives them back (ctypes is imported only then: a few ms against ~100 ms for such
+    # a result).
+    try:
+        import ctypes
+        ctypes.CDLL(None).malloc_trim(0)
+    except Exception:
+        pass
+
+
 def _publish(header, body=''):
     # The function's own output reaches fds 1/2 before the result appears on fd 3.  The body (str) is
-    # encoded a slice at a time: a 64 MB result never exists twice over (text + bytes) next to its copy in
-    # the result memfd, which the call's memory limit counts too.  Lone surrogates can only sit inside
+    # encoded a slice at a time (1 MiB: a slice's bytes sit beside the text and the memfd's copy): a 64 MB
+    # result never exists twice over (text + bytes) next to its copy in the result memfd, which the call's
+    # memory limit counts too.  Lone surrogates can only sit inside
     # string literals: backslashreplace writes them as \udXXX escapes (code point by code point, so slicing
     # cannot split one).
     _flush_user_streams()
@@ -140,8 +154,9 @@ def _publish(header, body=''):
     if n < (1 << 20):
         _write_all(_RESULT_FD, header + body.encode('utf-8', 'backslashreplace'))
         return
+    _trim_heap()
     _write_all(_RESULT_FD, header)
-    step = 1 << 22
+    step = 1 << 20
     for i in range(0, n, step):
         _write_all(_RESULT_FD, body[i:i + step].encode('utf-8', 'backslashreplace'))
 
