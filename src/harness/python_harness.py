@@ -144,7 +144,7 @@ def _trim_heap():
 
 def _publish(header, body=''):
     # The function's own output reaches fds 1/2 before the result appears on fd 3.  The body (str) is
-    # encoded a slice at a time (1 MiB: a slice's bytes sit beside the text and the memfd's copy): a 64 MB
+    # encoded a slice at a time (256 KiB: a slice's bytes sit beside the text and the memfd's copy): a 64 MB
     # result never exists twice over (text + bytes) next to its copy in the result memfd, which the call's
     # memory limit counts too.  Lone surrogates can only sit inside
     # string literals: backslashreplace writes them as \udXXX escapes (code point by code point, so slicing
@@ -156,7 +156,7 @@ def _publish(header, body=''):
         return
     _trim_heap()
     _write_all(_RESULT_FD, header)
-    step = 1 << 20
+    step = 1 << 18
     for i in range(0, n, step):
         _write_all(_RESULT_FD, body[i:i + step].encode('utf-8', 'backslashreplace'))
 

@@ -130,7 +130,7 @@ def test_publishing_a_large_python_result_adds_little_to_the_peak():
     """The result channel is a memfd, which the call's cgroup counts: while the harness writes a 10 MB
     result, the interpreter's freed heap (glibc keeps the argument's 10 MB once its mmap threshold has risen)
     and the channel's copy together made the echo's peak 4 MiB above the input's own (32.4 against
-    28.2 MiB, 1.13x the bare interpreter). The harness trims the heap and writes 1 MiB slices: echoing the
+    28.2 MiB, 1.13x the bare interpreter). The harness trims the heap and writes 256 KiB slices: echoing the
     string costs at most 2 MiB more than only reading it."""
     s = "0123456789abcdef" * (10 * MB // 16)
     read_only = call(req("python", "def f(s):\n    return len(s)\n", "f", [s], **BIG), timeout=120)
