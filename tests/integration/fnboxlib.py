@@ -265,6 +265,12 @@ def marker():
     return "fnboxmark" + secrets.token_hex(8)
 
 
+def unique_seconds(whole):
+    """A sleep duration no other process on the host has ("60.482913"), so a test that looks for its
+    `sleep` among the host's processes finds only its own (and kills only its own)."""
+    return f"{whole}.{secrets.randbelow(10**6):06d}"
+
+
 def host_pids_matching(text):
     """Host processes whose command line or comm contains `text` (scans /proc; pid namespaces nest, so
     sandboxed processes are visible here under their host pids)."""

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from fnboxlib import assert_no_survivors, marker, parse_one_result, run_cli
+from fnboxlib import assert_no_survivors, parse_one_result, run_cli, unique_seconds
 
 
 def execute(request, timeout=60, argv=("exec", "-")):
@@ -201,12 +201,12 @@ def test_files_given_are_there():
 
 
 def test_background_process_does_not_outlive_the_run():
-    tag = marker()
+    pause = f"sleep {unique_seconds(100)}"
     t0 = time.monotonic()
-    r = ran({"command": f"sleep 100 {tag} 2>/dev/null & sleep 100 & echo started"})
+    r = ran({"command": f"{pause} & {pause} & echo started"})
     assert time.monotonic() - t0 < 10
     assert r["status"] == "success" and r["stdout"] == "started\n"
-    assert_no_survivors("sleep 100")
+    assert_no_survivors(pause)
 
 
 def test_stream_chunks_then_result():

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from fnboxlib import assert_no_survivors, marker
+from fnboxlib import assert_no_survivors, unique_seconds
 from servelib import Server
 
 
@@ -76,15 +76,15 @@ def test_not_json_and_empty(server):
 
 
 def test_hang_up_cancels(server):
-    tag = marker()
-    body = json.dumps({"command": f"sleep 60; echo {tag}", "timeout": 60}).encode()
+    pause = f"sleep {unique_seconds(60)}"
+    body = json.dumps({"command": f"{pause}; echo done", "timeout": 60}).encode()
     s = socket.create_connection((server.host, server.port), timeout=10)
     s.sendall(b"POST /v1/execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
               + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
     time.sleep(0.5)
     s.close()
     time.sleep(1)
-    assert_no_survivors("sleep 60")
+    assert_no_survivors(pause)
     lines = [line for line in server.lines() if line.get("path") == "/v1/execute"]
     assert lines, server.log_text()
 
