@@ -20,6 +20,9 @@ fb_harness_\name\()_len:
         harness javascript, "src/harness/javascript_harness.js"
         harness ruby, "src/harness/ruby_harness.rb"
         harness php, "src/harness/php_harness.php"
+        /* the build's (the Makefile passes its path): the marshalled harness, or nothing (src/lang/python.c) */
+        harness python_bytecode, FB_PYTHON_BYTECODE
+        harness python_loader, "src/harness/python_loader.py"
         harness python_kernel, "src/harness/python_kernel.py"
         harness javascript_kernel, "src/harness/javascript_kernel.js"
         harness ruby_kernel, "src/harness/ruby_kernel.rb"

@@ -12,6 +12,10 @@ extern const char fb_harness_ruby[];
 extern const uint64_t fb_harness_ruby_len;
 extern const char fb_harness_php[];
 extern const uint64_t fb_harness_php_len;
+extern const char fb_harness_python_bytecode[];  /* the Python interpreter's magic + marshalled harness, or empty */
+extern const uint64_t fb_harness_python_bytecode_len;
+extern const char fb_harness_python_loader[];    /* the `-c` program that runs one or the other */
+extern const uint64_t fb_harness_python_loader_len;
 extern const char fb_harness_python_kernel[];     /* session kernels (docs/internals/kernels.md) */
 extern const uint64_t fb_harness_python_kernel_len;
 extern const char fb_harness_javascript_kernel[];

@@ -1,12 +1,14 @@
 # fnbox in-sandbox harness for Python (protocol: docs/internals/harness-protocol.md).
 #
 # Started as `/usr/bin/python3 -I -S /.fnbox/harness.py`; fd 4 holds the call input (one JSON document),
-# fd 3 receives the result (one JSON header line, then on success the raw result JSON).
+# fd 3 receives the result (one JSON header line, then on success the raw result JSON).  That script is
+# python_loader.py when the build compiled this file (then /.fnbox/harness_source.py), and this file otherwise.
 #
 # Start-up cost drives the shape of this file (measured on Python 3.11, where bare `python3 -c` takes ~10 ms):
-# - A script never gets a cached .pyc (and /.fnbox is read-only), so every line here is compiled at every
-#   call, ~10 us a line.  Code that only errors and unusual values need lives in the _COLD sections at the
-#   end: string literals (tokenized in ~0.1 ms) compiled on first use by _cold().
+# - A script never gets a cached .pyc (and /.fnbox is read-only), so the build ships this file compiled
+#   (python_loader.py); where that bytecode does not fit the interpreter, every line here is compiled at
+#   every call, ~10 us a line.  Code that only errors and unusual values need lives in the _COLD sections
+#   at the end: string literals (tokenized in ~0.1 ms) compiled on first use by _cold().
 # - The success path imports only built-in modules and the `_json` accelerator: `import json` would pull in
 #   re, enum, functools and collections (~5 ms).  `_ast` (body mode) and `asyncio` (coroutines) load only
 #   when needed; errors are formatted without the `traceback` module (~8 ms to import).

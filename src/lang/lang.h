@@ -45,7 +45,7 @@ typedef struct fb_lang_file {
 
 #define FB_LANG_MAX_ARGV 32
 #define FB_LANG_MAX_ENV 8
-#define FB_LANG_MAX_FILES 2
+#define FB_LANG_MAX_FILES 3
 
 /* What the sandbox starts for one call, as the driver decides it on the host. The strings and file data
  * are static, point into the runnable, or are `owned` (released by fb_lang_exec_free). */

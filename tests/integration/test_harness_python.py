@@ -11,6 +11,13 @@ interpreter found (/usr/bin/python3.X, /usr/local/bin/python3.X, pyenv's version
 - `_json without make_scanner`: an `_json` lacking the scanner (the json package then mixes C and Python
   parts): the harness must fall back as well.
 
+Two more modes start it as fnbox does when the build compiled the harness (src/harness/python_loader.py as
+the script, reading harness.pyc and harness_source.py from a directory of the test's instead of /.fnbox):
+
+- `bytecode`: the build's harness.pyc (build/gen/python_harness.bin): run by an interpreter of the builder's
+  bytecode version, compiled from the source by any other;
+- `another version's bytecode`: its magic number changed: every interpreter must compile the source.
+
 The fallback is forced from outside (a `-c` wrapper that sets sys.modules, then runs the harness file as
 __main__ with runpy), so the harness has no test-only switch. Every case checks the result against the value
 the protocol promises, and every fallback run must write the very bytes the fast run wrote.
@@ -26,8 +33,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from fnboxlib import FNBOX
+
 HARNESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "harness",
                        "python_harness.py")
+LOADER = os.path.join(os.path.dirname(HARNESS), "python_loader.py")
+BYTECODE = os.path.join(os.path.dirname(FNBOX), "gen", "python_harness.bin")
 MIN_VERSION = (3, 8)
 MIN_REASON = "the harness needs Python 3.8+ (body mode: top-level await, AST end positions)"
 
@@ -39,7 +50,38 @@ MODES = {
         "import _json, types; m = types.ModuleType('_json'); "
         "m.__dict__.update({k: v for k, v in vars(_json).items() if k != 'make_scanner'}); "
         "sys.modules['_json'] = m"))],
+    "bytecode": None,                    # script_argv(): the directory is the test's
+    "another version's bytecode": None,
 }
+
+
+def loader_script(where, magic=None, source=None):
+    """fnbox's harness files in `where` instead of /.fnbox (as a session run has them in its own directory): the
+    loader as harness.py, the build's harness.pyc (its magic replaced by `magic` if given) and
+    harness_source.py (the harness, or `source`). Returns the script's path."""
+    os.makedirs(where, exist_ok=True)
+    with open(BYTECODE, "rb") as f:
+        pyc = f.read()
+    if source is None:
+        with open(HARNESS, "rb") as f:
+            source = f.read()
+    with open(LOADER, "rb") as f:
+        loader = f.read()
+    files = {"harness.pyc": pyc if magic is None else magic + pyc[4:], "harness_source.py": source,
+             "harness.py": loader}
+    for name, data in files.items():
+        with open(os.path.join(where, name), "wb") as f:
+            f.write(data)
+    return os.path.join(where, "harness.py")
+
+
+def script_argv(mode, where):
+    """What follows `python -I -S` in `mode`."""
+    if mode == "bytecode":
+        return [loader_script(where)]
+    if mode == "another version's bytecode":
+        return [loader_script(where, magic=b"\x00\x00\r\n")]
+    return [*MODES[mode], HARNESS]
 
 
 def interpreters():
@@ -152,7 +194,7 @@ CASES = [
 
 def run_harness(python, mode, payload, out_path):
     """(raw fd 3 bytes, exit status, stderr) of one harness run; the input arrives on fd 4 through a pipe."""
-    argv = [python, "-I", "-S", *MODES[mode], HARNESS]
+    argv = [python, "-I", "-S", *script_argv(mode, out_path + ".d")]
     shell = 'out=$1; shift; exec "$@" 3>"$out" 4<&0 0</dev/null'
     proc = subprocess.run(["/bin/sh", "-c", shell, "sh", out_path, *argv], input=payload, capture_output=True,
                           timeout=60, cwd="/tmp", env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"})
@@ -188,3 +230,24 @@ def test_harness_on_every_python(version, python, tmp_path):
 def test_some_python_is_found():
     """The discovery above finds at least the interpreter fnbox runs in the sandbox (Debian's python3.X)."""
     assert any(os.path.realpath(p) == os.path.realpath("/usr/bin/python3") for _, p in INTERPRETERS), INTERPRETERS
+
+
+def test_the_loader_runs_the_builds_bytecode_only_on_its_own_version(tmp_path):
+    """With the harness's source replaced by a program that fails, the call still succeeds from the bytecode
+    (the build compiled it with /usr/bin/python3, as `make` does); with the magic changed, the loader
+    compiles that source and fails with it."""
+    assert os.path.getsize(BYTECODE) > 0, f"{BYTECODE} is empty: the build found no /usr/bin/python3"
+    broken = b"raise SystemExit('the source was compiled')\n"
+    payload = request("def f(a):\n    return a + 1\n", args=[41])
+    for name, magic, want in (("same", None, (b'{"ok":true}\n42', 0)),
+                              ("other", b"\x00\x00\r\n", (b"", 1))):
+        where, out = str(tmp_path / name), str(tmp_path / f"{name}.out")
+        argv = ["/usr/bin/python3", "-I", "-S", loader_script(where, magic, broken)]
+        shell = 'out=$1; shift; exec "$@" 3>"$out" 4<&0 0</dev/null'
+        proc = subprocess.run(["/bin/sh", "-c", shell, "sh", out, *argv], input=payload, capture_output=True,
+                              timeout=60, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+        with open(out, "rb") as f:
+            got = (f.read(), proc.returncode)
+        assert got == want, (name, got, proc.stderr[-500:])
+        if magic is not None:
+            assert b"the source was compiled" in proc.stderr
