@@ -49,6 +49,27 @@ def test_output_at_shutdown(code, stdout):
     assert res.result["stdout"] == stdout, res.result
 
 
+@pytest.mark.parametrize("value", [
+    ["a,b", "[x]", "{y", "[]", "{}", "[}", ",,,", {"k,": "v[", "[]": ["{}"]}],   # counted raw, then strings skipped
+    [[1, [2, []]], {"a": [], "b": {"c": [True, None, "x"]}}, []],                  # the raw count is exact
+])
+def test_array_results_with_separators_in_strings(value):
+    """An array result is encoded, then its members in the text are counted against count(COUNT_RECURSIVE):
+    first without skipping strings, then (when a string holds `,`, `[` or `{`) skipping them. Either way the
+    value comes back as it went in."""
+    res = php("function f($v) { return $v; }", args=[value])
+    assert ok(res) == value
+
+
+def test_objects_in_an_array_result_are_destructed_before_it_is_published():
+    """An array holding objects takes the careful path, and what it holds is released before the result goes
+    out: a destructor's output is the call's. (An array of no object is left to the process's end.)"""
+    res = php("class D { public $x = 1; function __destruct() { echo 'D'; } }\n"
+              "function f() { return [new D(), [1, 2], 'a,[b']; }")
+    assert ok(res) == [{"x": 1}, [1, 2], "a,[b"]
+    assert res.result["stdout"] == "D", res.result
+
+
 def test_tmpfile_left_open_is_removed():
     """A tmpfile() the function leaves open is deleted by PHP's shutdown, so the call reports no new file."""
     res = php("function f() { $GLOBALS['t'] = tmpfile(); fwrite($GLOBALS['t'], 'x'); return 1; }")
