@@ -40,9 +40,68 @@ function errorHeader(e) {
   return JSON.stringify({ ok: false, error: { type, message: d.message, stack: cleanStack(d.stack) }, exitCode: 1 }) + '\n';
 }
 
+// SIGINT, the host's interrupt (docs/internals/kernels.md).  vm's breakOnSigint breaks into a cell's
+// synchronous run through Node's SIGINT watchdog thread, which vm starts and joins around every run: 40-200 us
+// of each execute, most of its overhead.  So the kernel holds the watchdog running, through the binding Node's
+// REPL uses (process.binding('contextify')): a run then only registers with it.  While the kernel holds it,
+// the watchdog owns SIGINT, and a signal that comes while no run is registered (a cell awaiting) only sets
+// its pending flag, which the cell's poll reads.  That holds only while no SIGINT listener exists: with one,
+// libuv takes the signal, and vm takes the listeners off around each run, leaving SIGINT at its default
+// (death) for the run if the watchdog is not started then.  So when a cell has added a listener, the kernel
+// lets the watchdog go and listens as well (the listeners are taken off and put back around the stop, which
+// would otherwise leave Node's exit handler in libuv's place); when they are gone, it holds it again.
+// Without the binding the kernel always listens.
+const watchdog = (() => {
+  try {
+    const c = process.binding('contextify');
+    const fns = ['startSigintWatchdog', 'stopSigintWatchdog', 'watchdogHasPendingSigint'];
+    return fns.every((f) => typeof c[f] === 'function') ? c : null;
+  } catch (e) {
+    return null;
+  }
+})();
+const POLL_MS = 20;
+let held = false;
 // The cell being awaited, when SIGINT comes outside vm's own watch (breakOnSigint covers synchronous code).
 let interruptCurrent = null;
-process.on('SIGINT', () => { if (interruptCurrent) interruptCurrent(); });
+function onSigint() { if (interruptCurrent) interruptCurrent(); }
+
+// Takes the watchdog's pending signal, if any (a stop that leaves it started clears the flag).
+function takePendingSigint() {
+  watchdog.startSigintWatchdog();
+  return watchdog.stopSigintWatchdog();
+}
+
+function armSigint() {
+  const theirs = process.listeners('SIGINT').filter((l) => l !== onSigint).length;
+  if (watchdog && theirs === 0) {
+    if (held) return;
+    process.removeListener('SIGINT', onSigint); // libuv lets go of SIGINT (if it held it)...
+    watchdog.startSigintWatchdog(); // ...and the watchdog's handler takes it
+    held = true;
+    takePendingSigint();
+    return;
+  }
+  if (held) {
+    const listeners = process.rawListeners('SIGINT');
+    process.removeAllListeners('SIGINT');
+    watchdog.stopSigintWatchdog();
+    held = false;
+    for (const l of listeners) process.addListener('SIGINT', l);
+  }
+  if (!process.listeners('SIGINT').includes(onSigint)) process.on('SIGINT', onSigint);
+}
+
+// While a cell awaits: a signal the held watchdog noted, or a listener the cell added.
+function pollSigint() {
+  if (!held) return;
+  if (process.listenerCount('SIGINT') > 0) {
+    armSigint();
+  } else if (watchdog.watchdogHasPendingSigint() && takePendingSigint()) {
+    onSigint();
+  }
+}
+
 // A rejection nobody handles, after its cell has answered: reported on stderr, the kernel goes on.
 process.on('unhandledRejection', (r) => { process.stderr.write(`Uncaught (in promise) ${harness.describeThrown(r).stack || r}\n`); });
 process.on('uncaughtException', (e) => { process.stderr.write(`Uncaught ${harness.describeThrown(e).stack || e}\n`); });
@@ -64,6 +123,7 @@ async function mark(text) {
 }
 
 async function runCell(code, ctx, text) {
+  armSigint();
   await mark(text);
   const filename = `<cell ${++cells}>`;
   const interrupted = new Promise((resolve, reject) => {
@@ -73,6 +133,7 @@ async function runCell(code, ctx, text) {
       reject(e);
     };
   });
+  const poll = setInterval(pollSigint, POLL_MS);
   let payload;
   try {
     const value = await Promise.race([harness.runBody(code, ctx, RUN_OPTIONS, filename), interrupted]);
@@ -80,6 +141,7 @@ async function runCell(code, ctx, text) {
   } catch (e) {
     payload = errorHeader(e);
   }
+  clearInterval(poll);
   interruptCurrent = null;
   for (const s of [process.stdout, process.stderr]) {
     const wait = drained(s);
@@ -89,6 +151,7 @@ async function runCell(code, ctx, text) {
 }
 
 function main() {
+  armSigint();
   const ctx = harness.makeContext(process.cwd());
   const input = new net.Socket({ fd: INPUT_FD, readable: true, writable: false });
   let pending = Buffer.alloc(0);

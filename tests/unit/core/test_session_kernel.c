@@ -378,6 +378,45 @@ static void test_interrupt_keeps_state(void **state)
     fnbox_session_close(s);
 }
 
+/* An interrupted execute that kept the kernel: timeout, not restarted. */
+static void assert_interrupted_kept(fnbox_session *s, const char *lang, const char *code)
+{
+    json_t *r = run_opts(s, lang, code, 0.3, FNBOX_OK, NULL);
+    assert_string_equal(str(r, "status"), "timeout");
+    if (restarted(r))
+        fail_msg("%s: the kernel was restarted: %s", code, str(json_object_get(r, "error"), "reason"));
+    json_decref(r);
+}
+
+/* The JavaScript kernel holds Node's SIGINT watchdog between cells, and lets it go while a cell's own SIGINT
+ * listener exists (libuv then owns the signal): every mode, and each change between them, must still break
+ * into both a synchronous loop and an await. */
+static void test_javascript_interrupts_in_every_sigint_mode(void **state)
+{
+    (void)state;
+    fnbox_session *s = open_session();
+    json_decref(run(s, "javascript", "var kept = 'js'; globalThis.heard = 0"));
+    assert_interrupted_kept(s, "javascript", "await new Promise(() => {})");
+    assert_interrupted_kept(s, "javascript", "while (true) {}");
+    /* a listener added by the cell that then waits: the kernel notices it while the cell waits */
+    assert_interrupted_kept(s, "javascript", "process.on('SIGINT', () => { heard++; });\nawait new Promise(() => {})");
+    assert_interrupted_kept(s, "javascript", "while (true) {}");
+    assert_interrupted_kept(s, "javascript", "await new Promise(() => {})");
+    /* the cell's listener heard the signals too, and is still there (vm takes the listeners off while the
+     * synchronous part runs) */
+    json_t *r = run(s, "javascript", "await null;\nheard > 0 && process.listeners('SIGINT').some((l) => String(l).includes('heard++'))");
+    assert_string_equal(value(r), "true");
+    json_decref(r);
+    json_decref(run(s, "javascript", "process.removeAllListeners('SIGINT'); 1"));
+    assert_interrupted_kept(s, "javascript", "while (true) {}");
+    assert_interrupted_kept(s, "javascript", "await new Promise(() => {})");
+    r = run(s, "javascript", "kept");
+    assert_string_equal(value(r), "\"js\"");
+    assert_false(restarted(r));
+    json_decref(r);
+    fnbox_session_close(s);
+}
+
 static void test_ignored_sigint_restarts(void **state)
 {
     (void)state;
@@ -486,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_output_between_executes_is_dropped),
         cmocka_unit_test(test_sessions_are_isolated),
         cmocka_unit_test(test_interrupt_keeps_state),
+        cmocka_unit_test(test_javascript_interrupts_in_every_sigint_mode),
         cmocka_unit_test(test_ignored_sigint_restarts),
         cmocka_unit_test(test_restart_and_bad_input),
         cmocka_unit_test(test_output_streams_and_cancel),
