@@ -32,6 +32,7 @@
 #include "net/proxy.h"
 #include "request/request.h"
 #include "sandbox/sandbox.h"
+#include "util/mapped.h"
 
 static double now_ms(void)
 {
@@ -158,7 +159,8 @@ done:
 
 FNBOX_API void fnbox_free(void *p)
 {
-    free(p);
+    if (!fb_mapped_release(p)) /* a large result is laid out in a mapping (util/mapped.h) */
+        free(p);
 }
 
 FNBOX_API const char *fnbox_version(void)

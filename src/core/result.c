@@ -13,6 +13,7 @@
 #include "request/limits.h"
 #include "util/defences.h"
 #include "util/json_scan.h"
+#include "util/mapped.h"
 #include "util/utf8.h"
 
 static void set_text(json_t *obj, const char *key, const char *s, size_t len)
@@ -158,13 +159,11 @@ bool fb_result_channel_complete(const char *data, size_t len)
  * a value may be hundreds of megabytes, and the answer moves it once, into its place (splice). */
 static int take_value(fb_result *r, fb_sandbox_outcome *o, size_t off)
 {
-    size_t len = o->result.len - off;
-    char *text = fb_buf_steal(&o->result, NULL);
-    if (!text)
-        return -1;
-    r->result_raw = text;
+    fb_buf_free(&r->raw);
+    r->raw = o->result;
     r->result_off = off;
-    r->result_len = len;
+    r->result_len = o->result.len - off;
+    fb_buf_init(&o->result, 0);
     return 0;
 }
 
@@ -449,28 +448,45 @@ static char *render_plain(const fb_result *r, size_t *len)
  * value's own buffer, which grows around it (a large block grows by remapping, not copying) and in which
  * the value moves once, from after the channel's header to after the answer's head, so that the answer
  * never needs the value's text twice (take: r gives it up). */
-static char *splice(const fb_result *r, char *take, size_t *len)
+/* r's buffer grown to cap bytes, the value moved to just after the head (in place: a large block grows by
+ * remapping, not copying), and taken from r. */
+static char *take_buffer(fb_result *r, size_t head, size_t cap)
 {
-    if (!r->result_raw)
+    if (fb_buf_reserve(&r->raw, cap) < 0)
+        return NULL;
+    char *out = r->raw.data;
+    memmove(out + head, out + r->result_off, r->result_len);
+    fb_buf_init(&r->raw, 0);
+    return out;
+}
+
+static char *splice(const fb_result *r, fb_result *take, size_t *len)
+{
+    if (!r->raw.data)
         return render_plain(r, len);
     char *at;
     size_t qlen;
     char *s = render_around(r, &at, &qlen);
     if (!s)
         return NULL;
-    size_t head = (size_t)(at - s), tail = strlen(at + qlen), total = head + r->result_len + tail;
-    size_t cap = take && r->result_off + r->result_len > total ? r->result_off + r->result_len : total;
-    char *out = take ? realloc(take, cap + 1) : malloc(total + 1);
-    if (out) {
+    size_t head = (size_t)(at - s), tail = strlen(at + qlen), vlen = r->result_len, total = head + vlen + tail;
+    char *out = NULL;
+    if (take && take->raw.map_len) /* the value stays in the file's pages; the head and tail go around it */
+        out = fb_mapped_answer(&take->raw, r->result_off, vlen, s, head, at + qlen, tail, NULL);
+    if (!out) { /* not mapped, or the mapping could not be laid out (the buffer is whole then) */
         if (take)
-            memmove(out + head, out + r->result_off, r->result_len);
-        else
-            memcpy(out + head, r->result_raw + r->result_off, r->result_len);
-        memcpy(out, s, head);
-        memcpy(out + head + r->result_len, at + qlen, tail + 1);
-        if (len)
-            *len = total;
+            out = take_buffer(take, head, r->result_off + vlen > total ? r->result_off + vlen : total);
+        else if ((out = malloc(total + 1)) != NULL)
+            memcpy(out + head, r->raw.data + r->result_off, vlen);
+        if (out) {
+            memcpy(out, s, head);
+            memcpy(out + head + vlen, at + qlen, tail + 1);
+        }
     }
+    if (out && len)
+        *len = total;
+    if (out && take)
+        take->result_off = take->result_len = 0;
     free(s);
     return out;
 }
@@ -482,18 +498,13 @@ char *fb_result_render(const fb_result *r, size_t *len)
 
 char *fb_result_render_final(fb_result *r, size_t *len)
 {
-    char *out = splice(r, r->result_raw, len);
-    if (out && r->result_raw) { /* realloc took the buffer */
-        r->result_raw = NULL;
-        r->result_off = r->result_len = 0;
-    }
-    return out;
+    return splice(r, r, len);
 }
 
 void fb_result_free(fb_result *r)
 {
     json_decref(r->obj);
-    free(r->result_raw);
+    fb_buf_free(&r->raw);
     memset(r, 0, sizeof *r);
 }
 

@@ -8,12 +8,14 @@
 #include "net/proxy.h"
 #include "request/request.h"
 #include "sandbox/sandbox.h"
+#include "util/buf.h"
 #include "util/error.h"
 
 typedef struct fb_result {
     json_t *obj;          /* the ExecutionResult without "result" (owned) */
-    char *result_raw;     /* the result channel's buffer (owned): the return value as validated JSON text at
-                           * result_off, spliced in verbatim; the header before it is left in place */
+    fb_buf raw;           /* the result channel's buffer (owned; a large one mapped, util/mapped.h): the
+                           * return value as validated JSON text at result_off, spliced in verbatim; the
+                           * header before it is left in place */
     size_t result_off, result_len;
 } fb_result;
 

@@ -32,6 +32,7 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@
 #include "sandbox/internal.h"
 #include "util/defences.h"
 #include "util/fd.h"
+#include "util/mapped.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -486,7 +488,7 @@ static int run_fds_open(fb_run_fds *f, bool serve, fb_error *err)
     int one = 1;
     if (setsockopt(f->sync[1], SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "setsockopt(SO_PASSCRED)");
-    f->result = memfd_create("fnbox-result", MFD_CLOEXEC);
+    f->result = memfd_create("fnbox-result", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (f->result < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "memfd_create(result)");
     return 0;
@@ -696,6 +698,9 @@ int fb_sandbox_read_result(int fd, fb_buf *result, fb_error *err)
     /* The channel is a file of known size: its buffer is allocated once, not grown by doubling (which
      * holds old and new copies, and leaves freed heap behind, in the largest answers). */
     struct stat st;
+    if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= FB_MAPPED_MIN && (uint64_t)st.st_size <= result->max &&
+        fb_buf_map_sealed(result, fd, (size_t)st.st_size) == 0)
+        return 0; /* a large one is mapped, not copied (util/mapped.h); else read */
     if (fstat(fd, &st) == 0 && st.st_size > 0 &&
         fb_buf_reserve(result, (size_t)st.st_size < result->max ? (size_t)st.st_size : result->max) < 0)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "the result channel (%lld bytes)", (long long)st.st_size);

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 void fb_buf_init(fb_buf *b, size_t max)
 {
@@ -9,8 +10,28 @@ void fb_buf_init(fb_buf *b, size_t max)
     b->max = max;
 }
 
+/* A mapped buffer (util/mapped.h) that is to change or leave becomes a heap block first. */
+static int to_heap(fb_buf *b, size_t need)
+{
+    if (!b->map_len)
+        return 0;
+    size_t cap = (need > b->len ? need : b->len) + 1;
+    char *p = malloc(cap);
+    if (!p)
+        return -1;
+    memcpy(p, b->data, b->len);
+    p[b->len] = '\0';
+    munmap(b->data, b->map_len);
+    b->data = p;
+    b->cap = cap;
+    b->map_len = 0;
+    return 0;
+}
+
 static int buf_reserve(fb_buf *b, size_t need)
 {
+    if (to_heap(b, need) < 0)
+        return -1;
     if (need + 1 <= b->cap)
         return 0;
     size_t cap = b->cap ? b->cap : 256;
@@ -26,6 +47,8 @@ static int buf_reserve(fb_buf *b, size_t need)
 
 int fb_buf_reserve(fb_buf *b, size_t need)
 {
+    if (to_heap(b, need) < 0)
+        return -1;
     if (need + 1 <= b->cap)
         return 0;
     char *p = realloc(b->data, need + 1);
@@ -66,7 +89,10 @@ char *fb_buf_steal(fb_buf *b, size_t *len)
 
 void fb_buf_free(fb_buf *b)
 {
-    free(b->data);
+    if (b->map_len)
+        munmap(b->data, b->map_len);
+    else
+        free(b->data);
     b->data = NULL;
-    b->len = b->cap = 0;
+    b->len = b->cap = b->map_len = 0;
 }

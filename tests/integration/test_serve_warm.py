@@ -549,6 +549,37 @@ def test_load_through_the_pools_leaves_fds_threads_and_memory_flat():
         assert srv.pid_status("VmRSS") - rss0 < 16 * 1024, "RSS grew by more than 16 MiB"
 
 
+def result_mappings(srv):
+    """The server's mappings of result channels (util/mapped.h: a large result's answer is laid out in one)."""
+    with open(f"/proc/{srv.proc.pid}/maps") as f:
+        return [line for line in f if "fnbox-result" in line]
+
+
+def test_large_results_come_whole_and_their_mappings_go(server):
+    """A result of 1 MiB or more is mapped from its channel, not copied, and the answer laid out around it
+    (util/mapped.h): warm and cold, plain and streamed, every byte is the function's, and once the answers
+    are sent the server holds no mapping of any channel."""
+    big = {"resultBytes": 64 * MiB}
+    sizes = [(1 << 20) - 100, 1 << 20, 3 * (1 << 20) + 17]
+    requests = [{"language": lang, "code": code, "args": [n], "limits": big}
+                for n in sizes
+                for lang, code in (("python", "def f(n):\n    return 'ab\"c\\\\' * (n // 6) + 'é'\n"),
+                                   ("javascript", "function f(n) { return 'ab\"c\\\\'.repeat(Math.floor(n / 6)) + 'é'; }"))]
+    requests.append({**requests[-1], "workdir": "/work"})  # not what a pooled sandbox was built for: cold
+    want = {n: 'ab"c\\' * (n // 6) + "é" for n in sizes}
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(lambda r: post(server, r), requests))
+    for (status, res), r in zip(results, requests):
+        assert status == 200 and res["status"] == "success", res.get("error")
+        assert res["result"] == want[r["args"][0]], f"{r['language']} {r['args'][0]}: the result differs"
+    resp = server.request("POST", "/v1/call", body=json.dumps(requests[-2]).encode(),
+                          headers={"Content-Type": "application/json", "Accept": "application/x-ndjson"}, timeout=60)
+    last = json.loads(resp.body.decode().strip().split("\n")[-1])
+    assert last["type"] == "result" and last["result"] == want[sizes[-1]], last.get("error")
+    wait_for(lambda: not result_mappings(server), timeout=10,
+             what=f"no result channel mapped in the server (now {result_mappings(server)})")
+
+
 @pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
 def test_a_client_hanging_up_kills_its_warm_run(streamed):
     """The run of a warm call ends when its client goes (its sandbox, the child it started included), and the
