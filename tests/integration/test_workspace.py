@@ -1,5 +1,7 @@
 """The function runs in its workdir (default /workspace), which starts empty: the harness and the
 request never appear in the workspace or in change reports."""
+import pytest
+
 from fnboxlib import call, describe, ok, req
 
 CODE = {
@@ -40,3 +42,20 @@ def test_workspace_starts_empty(lang):
         leaked = [p for p in paths if "harness" in p or ".fnbox" in p or "request" in p]
         assert not leaked, f"harness/request files in the change report: {leaked}"
         assert any(p.endswith("out.txt") for p in paths), describe(res.result)
+
+
+JS_MODULE = ("function f() {\n"
+             "  return { dirname: __dirname, filename: __filename, argv1: process.argv[1], paths0: module.paths[0],\n"
+             "           lib: require('./lib.js').v, resolved: require.resolve('./lib.js') };\n"
+             "}\n")
+
+
+@pytest.mark.parametrize("workdir", [None, "/workspace", "/work/sub"])
+def test_javascript_module_and_require_follow_the_workdir(workdir):
+    """The call's module, require and paths are made for its workdir: before the input comes for the usual
+    one (a pooled sandbox's harness makes them while it waits), after it for any other."""
+    base = workdir or "/workspace"
+    extra = {"workdir": workdir} if workdir else {}
+    got = ok(call(req("javascript", JS_MODULE, "f", [], files={f"{base}/lib.js": "exports.v = 7;\n"}, **extra)))
+    assert got == {"dirname": base, "filename": f"{base}/user_code.js", "argv1": f"{base}/user_code.js",
+                   "paths0": f"{base}/node_modules", "lib": 7, "resolved": f"{base}/lib.js"}, got
