@@ -455,9 +455,32 @@ def test_bad_paths(sess, path, status):
         assert r.json()["error"]["message"].startswith("path"), r
 
 
-def test_very_long_url_is_refused_not_500(sess):
-    for r in (sess.get("q" * 200000), sess.put("q" * 200000, "x")):
-        assert r.status in (400, 413, 414, 431), r
+def raw_status(srv, method, target, body=b""):
+    """The status line's code of a request sent whole on a raw socket, or None when the connection was reset
+    before an answer could be read: a server that refuses a request line it will not read closes with the
+    rest unread, and the kernel then resets the connection, which may discard its 4xx unread (http.client
+    raised on that now and then)."""
+    s = srv.raw_socket()
+    try:
+        head = f"{method} {target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+        try:
+            s.sendall(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        try:
+            line = s.recv(64)
+        except ConnectionResetError:
+            return None
+        return int(line.split(b" ")[1]) if line.startswith(b"HTTP/1.1 ") else line
+    finally:
+        s.close()
+
+
+def test_very_long_url_is_refused_not_500(sess, server):
+    path = sess.base + "/files?path=" + "q" * 200000
+    for method, body in (("GET", b""), ("PUT", b"x")):
+        status = raw_status(server, method, path, body)
+        assert status in (None, 400, 413, 414, 431), status
     assert sess.req("GET").status == 200
 
 
