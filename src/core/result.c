@@ -444,10 +444,6 @@ static char *render_plain(const fb_result *r, size_t *len)
     return s;
 }
 
-/* The answer with the value's text put in place of its placeholder: into a new buffer (copy), or into the
- * value's own buffer, which grows around it (a large block grows by remapping, not copying) and in which
- * the value moves once, from after the channel's header to after the answer's head, so that the answer
- * never needs the value's text twice (take: r gives it up). */
 /* r's buffer grown to cap bytes, the value moved to just after the head (in place: a large block grows by
  * remapping, not copying), and taken from r. */
 static char *take_buffer(fb_result *r, size_t head, size_t cap)
@@ -460,6 +456,11 @@ static char *take_buffer(fb_result *r, size_t head, size_t cap)
     return out;
 }
 
+/* The answer with the value's text put in place of its placeholder: into a new buffer (copy), or, when take
+ * (r itself) gives the value up, around it where it lies: a mapped channel's pages stay where they are and
+ * the head and tail are written before and after them (util/mapped.h); a heap buffer grows around it, the
+ * value moving once, from after the channel's header to after the answer's head. Either way the answer
+ * never needs the value's text twice. */
 static char *splice(const fb_result *r, fb_result *take, size_t *len)
 {
     if (!r->raw.data)

@@ -32,7 +32,6 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -695,15 +694,15 @@ int fb_sandbox_read_outcome(fb_sandbox *sb, fb_sandbox_outcome *out, fb_error *e
 
 int fb_sandbox_read_result(int fd, fb_buf *result, fb_error *err)
 {
-    /* The channel is a file of known size: its buffer is allocated once, not grown by doubling (which
-     * holds old and new copies, and leaves freed heap behind, in the largest answers). */
+    /* The channel is a file of known size: a large one is mapped, not copied (util/mapped.h); otherwise, or
+     * when it cannot be sealed, its buffer is allocated once, not grown by doubling (which holds old and new
+     * copies, and leaves freed heap behind, in the largest answers). */
     struct stat st;
-    if (fstat(fd, &st) == 0 && (uint64_t)st.st_size >= FB_MAPPED_MIN && (uint64_t)st.st_size <= result->max &&
-        fb_buf_map_sealed(result, fd, (size_t)st.st_size) == 0)
-        return 0; /* a large one is mapped, not copied (util/mapped.h); else read */
-    if (fstat(fd, &st) == 0 && st.st_size > 0 &&
-        fb_buf_reserve(result, (size_t)st.st_size < result->max ? (size_t)st.st_size : result->max) < 0)
-        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "the result channel (%lld bytes)", (long long)st.st_size);
+    size_t size = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size : 0;
+    if (size >= FB_MAPPED_MIN && size <= result->max && fb_buf_map_sealed(result, fd, size) == 0)
+        return 0;
+    if (size && fb_buf_reserve(result, size < result->max ? size : result->max) < 0)
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "the result channel (%zu bytes)", size);
     if (lseek(fd, 0, SEEK_SET) < 0 || fb_read_all(fd, result) < 0)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "reading the result channel");
     return 0;

@@ -112,6 +112,8 @@ bool fb_mapped_release(void *p)
 {
     char *base = NULL;
     size_t len = 0;
+    if (!p)
+        return false;
     pthread_mutex_lock(&g_lock);
     for (size_t i = 0; i < g_count; i++) {
         if (g_answers[i].text == p) {
