@@ -14,6 +14,7 @@ pkgs=(
   cppcheck clang-tidy shellcheck   # static analysis (scripts/lint.sh, part of the tests)
   clang libclang-rt-14-dev         # libFuzzer targets (make fuzz); the runtime is only Recommended by clang
   util-linux                       # setpriv, for the unprivileged-user test
+  jq curl                          # examples/http/quickstart.sh (run by tests/integration/test_examples.py)
 )
 missing=()
 for p in "${pkgs[@]}"; do
