@@ -17,7 +17,7 @@
 #define FB_DEFAULT_TIMEOUT_S 30.0
 #define FB_MAX_TIMEOUT_S 3600.0
 
-/* Sandbox resources (per call). A request's `limits` sets each one (README, Limits) up to its FB_MAX_*:
+/* Sandbox resources (per call). A request's `limits` sets each one (docs/guide/permissions-and-limits.md, Limits) up to its FB_MAX_*:
  * more is an InvalidRequest naming the field and the maximum, never silently clamped. */
 #define FB_DEFAULT_MEMORY_BYTES (256ULL * FB_MiB) /* cgroup memory limit (includes tmpfs pages) */
 #define FB_MAX_MEMORY_BYTES (4096ULL * FB_MiB)

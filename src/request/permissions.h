@@ -1,5 +1,5 @@
 /* The request's `permissions`: what the function may reach beyond its own sandbox, decoded strictly.
- * Everything is denied unless the request allows it (README, Permissions):
+ * Everything is denied unless the request allows it (docs/guide/permissions-and-limits.md):
  *   env           {KEY: value}: variables added to the minimal environment; never fnbox's own
  *   childProcess  false | true | ["git", "sh"]: which other programs the function may execute
  *   network       false | true | ["api.example.com:443", "*.example.org"]: destinations (the proxy that

@@ -14,7 +14,7 @@ typedef struct fb_reporting {
     bool include_changes, include_contents, include_denied;
 } fb_reporting;
 
-/* `limits` (README, Limits): every field set, to the request's value or the default of request/limits.h. */
+/* `limits` (docs/guide/permissions-and-limits.md, Limits): every field set, to the request's value or the default of request/limits.h. */
 typedef struct fb_call_limits {
     uint64_t memory_bytes, pids, workspace_bytes, tmp_bytes, inodes, file_size_bytes, open_files;
     uint64_t stdout_bytes, stderr_bytes, result_bytes;

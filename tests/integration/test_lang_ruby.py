@@ -316,7 +316,7 @@ def deep_parsing():
 
 
 def test_deep_nesting_in_and_out(deep_parsing):
-    """2000 levels in the request (JSON documents may nest at most 2048 levels: README, Limits) come back
+    """2000 levels in the request (JSON documents may nest at most 2048 levels: docs/guide/permissions-and-limits.md, Limits) come back
     whole: the harness parses with max_nesting off and serializes without recursing."""
     depth = 2000
     code = "def f(x)\n  d = 0\n  y = x\n  (d += 1; y = y[0]) while y.is_a?(Array) && !y.empty?\n  [d, x]\nend\n"

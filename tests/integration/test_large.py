@@ -2,7 +2,7 @@
 memory stays a small multiple of the payload (`usage.peakMemoryBytes`, the call's cgroup peak: the
 runtime, the argument, the result text and the result channel's copy of it).
 
-Limits these tests live within (README, Limits): the call's default memory limit is 256 MiB, so a
+Limits these tests live within (docs/guide/permissions-and-limits.md, Limits): the call's default memory limit is 256 MiB, so a
 64 MB payload must fit in 4x; the default result limit is 16 MiB, so these requests raise
 `limits.resultBytes` to 64 MiB (BIG); and the result channel is a memfd that the sandbox's 64 MiB file-size
 limit also bounds, which is why the payload is 64 MB (64,000,000 bytes), not 64 MiB.

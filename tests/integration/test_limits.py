@@ -1,4 +1,4 @@
-"""Resource limits (README, Limits): configurable per call through `limits`, refused (never clamped) above
+"""Resource limits (docs/guide/permissions-and-limits.md, Limits): configurable per call through `limits`, refused (never clamped) above
 their maximum, and each one, when hit, ends in a clear status and error type with `limit` and `reason` — or,
 for output, in truncation with the call still returning. A call at its limits never hangs fnbox nor
 disturbs calls running beside it."""

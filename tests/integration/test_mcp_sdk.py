@@ -522,7 +522,7 @@ def test_http_server_stop_with_open_sessions_leaves_nothing(tmp_path):
 
 
 def test_http_server_stop_answers_the_call_in_flight(tmp_path):
-    """The call running when the server stops is answered (README, Stopping: after the grace the rest are
+    """The call running when the server stops is answered (docs/guide/server-api.md, Stopping: after the grace the rest are
     cancelled, "their results say terminated", and the server "waits for their answers to go out"): a result
     whose status is terminated, or a JSON-RPC error, on its event stream. Without an answer the SDK client
     waits for its request timeout (60 s by default) to learn that the call is over."""

@@ -1,4 +1,4 @@
-"""`permissions` (README, Permissions): env added to the minimal environment and nothing of fnbox's own,
+"""`permissions` (docs/guide/permissions-and-limits.md): env added to the minimal environment and nothing of fnbox's own,
 childProcess false / list / true enforced by the kernel, network and presets decoded strictly, allowAllFs
 on mounts. Every refusal is an InvalidRequest naming the field."""
 import json

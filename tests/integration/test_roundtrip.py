@@ -19,7 +19,7 @@ FN = {"python": "echo", "javascript": "echo", "ruby": "echo", "php": "echo_"}
 
 def php_expected(value):
     """PHP has no integers beyond 64 bits: such a request integer reaches the function as its decimal string
-    (README, Languages), and an echo gives that string back. Everything else round-trips exactly."""
+    (docs/guide/languages.md), and an echo gives that string back. Everything else round-trips exactly."""
     if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
         return str(value)
     return value        # (MATRIX holds its big integers at the top level only)
