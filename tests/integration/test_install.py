@@ -93,6 +93,11 @@ def test_install_into_a_prefix_then_build_and_run_the_c_example(tmp_path):
     lib = prefix / "lib"
     assert os.readlink(lib / "libfnbox.so") == "libfnbox.so.0"
     assert os.readlink(lib / "libfnbox.so.0") == f"libfnbox.so.{VERSION}"
+    # the shared library exports the C API and nothing else (-fvisibility=hidden, FNBOX_API)
+    nm = subprocess.run(["nm", "-D", "--defined-only", str(lib / "libfnbox.so")], capture_output=True, text=True,
+                        check=True).stdout
+    exported = {line.split()[-1] for line in nm.splitlines() if line.split()[-2] in "TDBR"}
+    assert "fnbox_call" in exported and all(n.startswith("fnbox_") for n in exported), sorted(exported)
     pc = (lib / "pkgconfig" / "fnbox.pc").read_text()
     assert f"prefix={prefix}\n" in pc and "libdir=${prefix}/lib\n" in pc, pc
     assert "Requires.private: libseccomp jansson nettle fuse3\n" in pc, pc
