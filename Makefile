@@ -29,17 +29,29 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 HARNESS  := $(wildcard src/harness/*.py src/harness/*.js src/harness/*.rb src/harness/*.php src/harness/*.c \
               src/harness/*.h src/harness/*.hpp)
 
+# The library is also a shared object: the objects are -fPIC and -fvisibility=hidden already, so it exports
+# exactly include/fnbox.h's FNBOX_API functions (the embedded harnesses are .hidden too). Its soname changes
+# with the major version; fnbox_call_options.size lets a minor version add fields without a new one.
+VERSION  := $(shell sed -n 's/^\#define FNBOX_VERSION "\(.*\)"/\1/p' include/fnbox.h)
+SONAME   := libfnbox.so.$(firstword $(subst ., ,$(VERSION)))
+SHLIB    := $(BUILD)/libfnbox.so.$(VERSION)
+
 UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c tests/unit/*/*/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all clean test unit integration sanitize lint bench bench-overhead
-# The C API's benchmark drivers are built with everything else, so that an API change that breaks them shows.
+.PHONY: all clean test unit integration sanitize lint bench bench-overhead install uninstall
+# The C API's benchmark drivers and example are built with everything else, so that an API change that breaks
+# them shows.
 BENCH_BIN := $(BUILD)/bench/bench_warm
-all: $(BUILD)/fnbox $(BUILD)/libfnbox.a $(BENCH_BIN)
+EXAMPLE_BIN := $(BUILD)/examples/c/call
+all: $(BUILD)/fnbox $(BUILD)/libfnbox.a $(SHLIB) $(BENCH_BIN) $(EXAMPLE_BIN)
 
 $(BUILD)/libfnbox.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
+
+$(SHLIB): $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libfnbox_server.a: $(SERVER_OBJ)
 	@mkdir -p $(@D)
@@ -121,6 +133,11 @@ $(BUILD)/bench/bench_warm: bench/bench_warm.c $(BUILD)/libfnbox.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libfnbox.a $(LDLIBS)
 
+# examples/c/call.c, as a user builds it against the installed header (<fnbox.h>).
+$(EXAMPLE_BIN): examples/c/call.c include/fnbox.h $(BUILD)/libfnbox.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/libfnbox.a $(LDLIBS)
+
 bench-overhead: $(BUILD)/bench/sandbox_overhead
 	$(BUILD)/bench/sandbox_overhead 200
 
@@ -135,6 +152,43 @@ bench: all bench-overhead
 
 clean:
 	rm -rf build build-asan
+
+# ---- make install / make uninstall (GNU conventions: PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR) ----
+# The binary, the header, the library (static and shared) and two pkg-config files: fnbox.pc links the
+# shared library (`pkg-config --cflags --libs fnbox`), fnbox-static.pc the archive
+# (`pkg-config --cflags --libs fnbox-static`: with both installed, fnbox.pc's -lfnbox would pick the .so
+# even under --static). The .pc files name the directories given here, relative to ${prefix} where they
+# are under PREFIX. uninstall removes exactly these files (directories stay: others may own them).
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL      ?= install
+# Run after installing a shared library straight into the system (no DESTDIR), as root, so that the loader's
+# cache knows it; LDCONFIG=: skips it.
+LDCONFIG     ?= ldconfig
+PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@PKGS@|$(PKGS)|' \
+               -e 's|@LIBDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))|' \
+               -e 's|@INCLUDEDIR@|$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))|'
+INSTALLED_FILES = $(BINDIR)/fnbox $(INCLUDEDIR)/fnbox.h $(LIBDIR)/libfnbox.a $(LIBDIR)/libfnbox.so.$(VERSION) \
+                  $(LIBDIR)/$(SONAME) $(LIBDIR)/libfnbox.so $(PKGCONFIGDIR)/fnbox.pc $(PKGCONFIGDIR)/fnbox-static.pc
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	$(INSTALL) -m 755 $(BUILD)/fnbox $(DESTDIR)$(BINDIR)/fnbox
+	$(INSTALL) -m 644 include/fnbox.h $(DESTDIR)$(INCLUDEDIR)/fnbox.h
+	$(INSTALL) -m 644 $(BUILD)/libfnbox.a $(DESTDIR)$(LIBDIR)/libfnbox.a
+	$(INSTALL) -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libfnbox.so.$(VERSION)
+	ln -sf libfnbox.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libfnbox.so
+	$(PC_SUBST) tools/fnbox.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/fnbox.pc
+	$(PC_SUBST) tools/fnbox-static.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/fnbox-static.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/fnbox.pc $(DESTDIR)$(PKGCONFIGDIR)/fnbox-static.pc
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then $(LDCONFIG); fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(BUILD)/gen/seccomp.d
 
