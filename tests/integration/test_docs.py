@@ -178,3 +178,17 @@ def test_relative_links_lead_to_files(page):
         if not (page.parent / path).exists():
             broken.append(target)
     assert not broken, f"{page.relative_to(REPO)}: links to missing files: {broken}"
+
+
+def test_install_commands_shown_are_the_tested_ones():
+    """The README and the guide show the Python client's Debian route as clients/python/README.md's marked
+    block has it, which clients/python/tests/test_install.py runs line by line."""
+    client = (REPO / "clients" / "python" / "README.md").read_text()
+    marker = client.index("<!-- install: debian")
+    tested = FENCE.search(client, marker).group("body").split("\n")
+    for page in (REPO / "README.md", REPO / "docs" / "guide" / "install.md"):
+        shown = [l.split("#", 1)[0].strip() for l in page.read_text().split("\n")
+                 if "/bin/pip install --no-index" in l or "-m venv --system-site-packages" in l]
+        assert shown, f"{page.name} shows no Python client install"
+        for line in shown:
+            assert line in [t.strip() for t in tested], f"{page.name}: `{line}` is not the tested command"
