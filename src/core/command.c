@@ -89,6 +89,18 @@ bool fb_command_language_at(size_t i, fb_command_language *out)
     return true;
 }
 
+/* coreutils' stdbuf(1) helper: preloaded, it sets each stdio stream's buffering from _STDBUF_O/_STDBUF_E */
+#define STDBUF_LIB "/usr/libexec/coreutils/libstdbuf.so"
+
+const char *const *fb_command_stream_env(void)
+{
+    /* Only where the library is there: a missing preload makes ld.so complain on every start. (The
+     * sandbox's /usr is the host's.) */
+    static const char *const with_stdbuf[] = {"PYTHONUNBUFFERED=1", "LD_PRELOAD=" STDBUF_LIB, "_STDBUF_O=L", NULL};
+    static const char *const python_only[] = {"PYTHONUNBUFFERED=1", NULL};
+    return access(STDBUF_LIB, R_OK) == 0 ? with_stdbuf : python_only;
+}
+
 /* argv = head (NULL-terminated), then the request's args. */
 static int make_argv(fb_command_program *p, const char *const *head, const fb_command *cmd, fb_error *err)
 {

@@ -19,7 +19,8 @@
 #include "sandbox/sandbox.h"
 #include "util/error.h"
 
-#define FB_COMMAND_EXTRA_ENV 16 /* room left in envp for the caller's own entries (the proxy's variables) */
+#define FB_COMMAND_EXTRA_ENV 20 /* room left in envp for the caller's own entries (the proxy's variables,
+                                   fb_command_stream_env) */
 
 typedef struct fb_command_program {
     const char *language;         /* the canonical name ("python3", "javascript", "c"...), NULL for a command */
@@ -47,6 +48,13 @@ int fb_command_prepare(const fb_command *cmd, fb_command_program *out, fb_error 
  * for a compiled language). The caller sets the rest (workdir, limits, input, cancel fd...). */
 void fb_command_program_spec(const fb_command_program *p, fb_sandbox_spec *spec);
 void fb_command_program_free(fb_command_program *p);
+
+/* What a streamed run (the caller takes the output as it arrives) adds to the environment, unless the
+ * request sets the same key: the program is the user's own (`python3 x.py`, a C program), not a harness that
+ * could line-buffer its output, and on a pipe Python and C's stdio would hold the output until the end.
+ * PYTHONUNBUFFERED=1; coreutils' libstdbuf (what `stdbuf -oL` preloads: C stdio line-buffered) when this
+ * host has it. NULL-terminated, static. */
+const char *const *fb_command_stream_env(void);
 
 /* The compile step's report in fd 3's bytes (a compiled language's run): its output (compiler stdout and
  * stderr, in order) and exit status. false when the compiler did not finish (the run was killed first). */

@@ -117,6 +117,7 @@ int fb_executor_call(const char *request, size_t request_len, const fnbox_call_o
     if (opts.output) {
         fb_output_init(&output, opts.output, opts.output_ctx, req.limits.stdout_bytes, req.limits.stderr_bytes);
         launch.output = &output;
+        launch.stream = true;
     }
     if (fb_launch_prepare(&req, &plan, &prog, &launch, &err) < 0 ||
         fb_launch_run(&req, &launch, &ws, cancel_fd, &net, pool, &outcome, &err) < 0) {

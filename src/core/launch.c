@@ -50,6 +50,22 @@ int fb_launch_env_put(const char **envp, size_t *e, size_t cap, const char *kv, 
     return 0;
 }
 
+int fb_launch_env_defaults(const char **envp, size_t cap, const char *const *defaults, fb_error *err)
+{
+    size_t e = 0;
+    while (envp[e])
+        e++;
+    for (const char *const *d = defaults; d && *d; d++) {
+        size_t klen = strcspn(*d, "=");
+        bool set = false;
+        for (size_t i = 0; i < e && !set; i++)
+            set = strncmp(envp[i], *d, klen) == 0 && envp[i][klen] == '=';
+        if (!set && fb_launch_env_put(envp, &e, cap, *d, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* fnbox's minimal environment: nothing comes from fnbox's own. */
 const char *const fb_launch_base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
                                           "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
@@ -97,7 +113,8 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
         return -1;
     launch_files(l);
     fb_lang_call call = {.code = req->code, .code_len = req->code_len, .function_name = plan->function_name,
-                         .args = &plan->args, .texts = &req->texts, .workdir = req->workdir};
+                         .args = &plan->args, .texts = &req->texts, .workdir = req->workdir,
+                         .stream = l->stream};
     size_t len = 0;
     if (fb_json_pieces_make(lang->harness_input(&call, &len), &req->texts, &l->input) < 0)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, 0, "out of memory building the call input");

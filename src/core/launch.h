@@ -29,6 +29,8 @@ typedef struct fb_launch {
     size_t nfiles;
     fb_json_pieces input;                   /* the call input: the driver's text and the request's (owned) */
     fb_output *output;                      /* NULL, or told the output as it arrives (borrowed) */
+    bool stream;                            /* the caller takes the output as it arrives (fb_lang_call.stream):
+                                               set before fb_launch_prepare */
 } fb_launch;
 
 /* The request's limits (defaults filled in by request/request.c) as the sandbox takes them. */
@@ -58,6 +60,9 @@ extern const char *const fb_launch_base_env[];
 /* Appends "KEY=value" to envp (*n entries so far, room for cap pointers with the NULL), replacing an entry
  * of the same KEY; "InternalError" when full. */
 int fb_launch_env_put(const char **envp, size_t *n, size_t cap, const char *kv, fb_error *err);
+/* Adds each "KEY=value" of defaults (NULL-terminated) whose KEY envp (NULL-terminated, cap slots) lacks: the
+ * caller's own setting stands. */
+int fb_launch_env_defaults(const char **envp, size_t cap, const char *const *defaults, fb_error *err);
 /* envp = the layers' entries in order, a later one replacing an earlier one of the same KEY. */
 int fb_launch_env_build(const char *const *const *layers, size_t nlayers, const char **envp, size_t cap,
                         fb_error *err);

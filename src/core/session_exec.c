@@ -176,6 +176,12 @@ static int build_env(fnbox_session *s, exec_state *e, fb_error *err)
     return fb_launch_env_build(layers, 2, e->envp, SESSION_ENV_CAP, err);
 }
 
+/* A streamed command: the program's own runtime writes as it goes (fb_command_stream_env). */
+static int stream_env(exec_state *e, const fnbox_call_options *opts, fb_error *err)
+{
+    return opts->output ? fb_launch_env_defaults(e->envp, SESSION_ENV_CAP, fb_command_stream_env(), err) : 0;
+}
+
 static void count_running(fnbox_session *s, int delta)
 {
     pthread_mutex_lock(&s->mu);
@@ -248,7 +254,7 @@ static int exec_in(fnbox_session *s, const char *request, size_t len, const fnbo
     fb_error err = {0};
     int code;
     if (decode(s, request, len, &e, &err) < 0 || fb_command_prepare(&e.cmd, &e.prog, &err) < 0 ||
-        build_env(s, &e, &err) < 0 || (!e.prog.missing && e.prog.nfiles && place_code(s, &e, &err) < 0)) {
+        build_env(s, &e, &err) < 0 || stream_env(&e, opts, &err) < 0 || (!e.prog.missing && e.prog.nfiles && place_code(s, &e, &err) < 0)) {
         code = fb_result_fail(&err, fb_result_code_of(&err), fb_session_clock_ms(CLOCK_MONOTONIC) - t0, NULL, result,
                               result_len);
     } else if ((!e.prog.missing && run(s, &e, opts, &err) < 0) || judge(s, &e, &err) < 0) {

@@ -437,10 +437,12 @@ static bool kernel_over(fb_kernel *k)
 
 /* ---- one execute ---- */
 
-static int send_request(fb_kernel *k, const fb_kernel_request *req, const char *mark, double until_ms,
+/* stream: the caller takes the output as it arrives; the kernel line-buffers the cell's stdout then (the
+ * harness protocol's "stream", docs/internals/kernels.md). */
+static int send_request(fb_kernel *k, const fb_kernel_request *req, const char *mark, bool stream, double until_ms,
                         fb_error *err)
 {
-    json_t *doc = json_pack("{s:s%, s:s}", "code", req->code, req->code_len, "mark", mark);
+    json_t *doc = json_pack("{s:s%, s:s, s:b}", "code", req->code, req->code_len, "mark", mark, "stream", stream);
     char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(doc);
     if (!text)
@@ -641,7 +643,7 @@ static int exec_held(fb_kernel *k, const fb_kernel_request *req, const fnbox_cal
     exec_io_init(&io, k->s, opts);
     double deadline = now_ms() + req->timeout_s * 1e3;
     end.cpu_start = cpu_now(k);
-    int rc = send_request(k, req, io.mark, deadline, err);
+    int rc = send_request(k, req, io.mark, io.tell, deadline, err);
     if (rc == 0) {
         await_result(k, &io, deadline, opts->cancel_fd, &end);
         if (end.died)

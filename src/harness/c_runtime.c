@@ -313,6 +313,12 @@ FNBOX__FN json_t *fnbox__read_args(size_t nmin, size_t nmax, const char *fname)
     json_t *root = fnbox__root = json_load_callback(fnbox__read4, NULL, JSON_ALLOW_NUL, &e);
     close(4);
     json_t *args = root ? json_object_get(root, "args") : NULL;
+    /* A streamed call: stdout line-buffered, as on a terminal (stdio buffers a pipe fully, so the output
+     * would come at the end); nothing of the user's has written yet. Only a streamed call pays the write(2)
+     * per line (bench/bench_output.py); stderr is unbuffered already. C++'s cout goes through stdio too
+     * (sync_with_stdio). */
+    if (json_is_true(json_object_get(root, "stream")))
+        setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
     if (!json_is_array(args))
         fnbox__fail("HarnessError", "the call input has no args array");
     size_t n = json_array_size(args);

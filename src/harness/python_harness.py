@@ -122,6 +122,19 @@ def _write_all(fd, data):
         off += _os.write(fd, mv[off:])
 
 
+def _line_buffered(on):
+    # A streamed call's output reaches the caller as it is written, a line at a time at the latest (as on a
+    # terminal): on a pipe Python would hold it in an 8 KiB block buffer until the end.  Line buffering costs
+    # one write(2) per line, which only a streamed call pays (bench/bench_output.py); stderr is line-buffered
+    # already (3.9+), and set the same for 3.8.
+    for s in (sys.stdout, sys.stderr):
+        try:
+            if s.line_buffering != on:
+                s.reconfigure(line_buffering=on)
+        except Exception:
+            pass                # replaced by something else, or closed: the user's choice stands
+
+
 def _flush_user_streams():
     for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         if s is not None:
@@ -322,6 +335,8 @@ def _main():
         args = req.get('args') or []
         kwargs = req.get('kwargs') or {}
         workdir = req.get('workdir') or _os.getcwd()
+        if req.get('stream'):
+            _line_buffered(True)
         del req
     except BaseException as e:
         _cold('errors')

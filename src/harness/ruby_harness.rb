@@ -72,6 +72,17 @@ module FnboxHarness
 
   # ----------------------------------------------------------------------------------------- output
 
+  # A streamed call's output reaches the caller as it is written (as on a terminal): on a pipe Ruby would hold
+  # it in its buffer until the end.  Ruby has no line buffering: sync writes each write at once (`puts` is one
+  # write), which only a streamed call pays (bench/bench_output.py).  $stderr is sync already.
+  def line_buffered(on)
+    [$stdout, STDOUT].uniq.each do |s|
+      s.sync = on
+    rescue Exception # rubocop:disable Lint/RescueException -- closed or replaced: the user's choice stands
+      nil
+    end
+  end
+
   def flush_user_streams
     [$stdout, $stderr, STDOUT, STDERR].each do |s|
       s.flush
@@ -460,6 +471,7 @@ module FnboxHarness
       publish(header('HarnessError', "cannot read the call input on fd 4: #{e.class}: #{e.message}", '', 1))
       return 1
     end
+    line_buffered(true) if req['stream']
     begin
       body = run(req)
     rescue Exception => e # rubocop:disable Lint/RescueException

@@ -449,7 +449,8 @@ char *fb_c_call_input(const fb_lang_call *call, size_t *len)
     char *text = NULL;
     if (in && a && json_object_set_new(in, "args", a) == 0) {
         a = NULL;
-        text = json_dumps(in, JSON_COMPACT);
+        if (!call->stream || json_object_set_new(in, "stream", json_true()) == 0)
+            text = json_dumps(in, JSON_COMPACT);
     }
     json_decref(a);
     json_decref(in);

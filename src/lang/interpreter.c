@@ -82,6 +82,8 @@ char *fb_lang_harness_input_with(const fb_lang_call *call, json_t *args, json_t 
     json_object_set_new(in, "undefined", ca->undefined ? json_incref(ca->undefined) : json_array());
     json_object_set_new(in, "bigints", bigints ? json_incref(bigints) : json_array());
     json_object_set_new(in, "workdir", json_string(call->workdir));
+    if (call->stream)
+        json_object_set_new(in, "stream", json_true());
     char *text = fb_json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY); /* the texts stay references */
     json_decref(in);
     if (text)

@@ -67,6 +67,10 @@ typedef struct fb_lang_call {
     const fb_call_args *args;          /* normalized */
     const fb_json_texts *texts;        /* the texts args refers to (util/json.h; args_as_text), or NULL */
     const char *workdir;
+    /* The caller takes the output as it arrives (a streamed call): the harness then writes the function's
+     * stdout a line at a time at least, as on a terminal, where a pipe would hold it in the runtime's block
+     * buffer until the end ("stream": true in the input). */
+    bool stream;
 } fb_lang_call;
 
 /* How an interpreted language starts: `<runtime> <args...> <harness_path>` with `env` (what

@@ -233,3 +233,39 @@ def test_stream_leftovers_after_a_dropped_line():
         lines.line(raw + b"\n")
     result = finish_stream(lines)
     assert "".join(out) == "abcde" and "".join(err) == "E" and result["exitCode"] == 0 and "type" not in result
+
+
+# Three lines 0.8 s apart, never flushed: on_stdout gets each as it is written (the first at least 0.5 s
+# before the last), not all of them at the end (a pipe's block buffer in the function's runtime).
+SPACED = ("import time\n"
+          "def f():\n"
+          "    for i in range(3):\n"
+          "        print('L%d' % i)\n"
+          "        time.sleep(0.8)\n"
+          "    return 3")
+
+
+def spaced_arrivals():
+    """(on_stdout, check): check(stdout) asserts L0 arrived well before L2."""
+    seen = []
+
+    def on_stdout(data):
+        seen.append((time.monotonic(), data))
+
+    def check(stdout):
+        assert "".join(d for _, d in seen) == stdout == "L0\nL1\nL2\n", seen
+        text, when = "", {}
+        for t, d in seen:
+            text += d
+            for line in ("L0", "L2"):
+                if line not in when and line + "\n" in text:
+                    when[line] = t
+        assert when["L2"] - when["L0"] >= 0.5, seen
+    return on_stdout, check
+
+
+def test_call_output_arrives_as_written(mode):
+    on_stdout, check = spaced_arrivals()
+    r = fnbox.call({"language": "python", "code": SPACED}, on_stdout=on_stdout, **mode)
+    assert r["result"] == 3
+    check(r["stdout"])

@@ -403,3 +403,19 @@ def test_forked_child_leaves_the_parents_sandbox_alone():
         os.waitpid(pid, 0)
         assert pid_alive(box.server_pid)
         assert box.commands.run("echo parent").stdout == "parent\n"
+
+
+SPACED_PROGRAM = "import time\nfor i in range(3):\n    print('L%d' % i)\n    time.sleep(0.8)\n"
+
+
+@pytest.mark.parametrize("how", ["code", "kernel", "command"])
+def test_output_arrives_as_written(sb, how):
+    """Three lines 0.8 s apart, never flushed: on_stdout gets each as the program writes it (the first at
+    least 0.5 s before the last), through a session's code, kernel and command runs."""
+    from test_call import spaced_arrivals
+    on_stdout, check = spaced_arrivals()
+    if how == "command":
+        r = sb.commands.run("python3 -c '%s'" % SPACED_PROGRAM.replace("'", '"'), on_stdout=on_stdout)
+    else:
+        r = sb.run_code(SPACED_PROGRAM, kernel=how == "kernel", on_stdout=on_stdout)
+    check(r.stdout)
