@@ -8,13 +8,14 @@
 #include <string.h>
 
 #include "request/limits.h"
+#include "request/mount.h"
 #include "util/json.h"
 
 #define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
 #define OOM(what) fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s: out of memory", what)
 
 static const char *const k_fields[] = {"command", "code", "language", "args", "stdin", "env",
-                                       "cwd", "timeout", "files", "limits", "permissions", NULL};
+                                       "cwd", "timeout", "files", "mount", "limits", "permissions", NULL};
 
 static bool listed(const char *key, const char *const *list)
 {
@@ -31,7 +32,7 @@ static int check_fields(json_t *obj, const char *const *extra, fb_error *err)
     json_object_foreach(obj, key, v) {
         if (!listed(key, k_fields) && !listed(key, extra))
             return BAD("%.64s: unknown field (expected command or code + language, and args, stdin, env, cwd, "
-                       "timeout, files, limits, permissions)",
+                       "timeout, files, mount, limits, permissions)",
                        key);
     }
     return 0;
@@ -273,6 +274,16 @@ static int parse_files(json_t *v, fb_command *c, fb_error *err)
     return 0;
 }
 
+/* `mount` as a call's (request/mount.h), after permissions: allowAllFs opens a mount without rules. */
+static int parse_mount(json_t *v, fb_command *c, fb_error *err)
+{
+    if (!v || json_is_null(v))
+        return 0;
+    c->mount = calloc(1, sizeof *c->mount);
+    if (!c->mount)
+        return OOM("mount");
+    return fb_mount_config_parse_ex(v, "mount", c->permissions.fs_all, c->mount, err);
+}
 
 int fb_command_decode(json_t *obj, const char *const *extra, fb_command *out, fb_error *err)
 {
@@ -289,7 +300,8 @@ int fb_command_decode(json_t *obj, const char *const *extra, fb_command *out, fb
         fb_request_timeout_parse(json_object_get(obj, "timeout"), &out->timeout_s, err) < 0 ||
         parse_files(json_object_get(obj, "files"), out, err) < 0 ||
         fb_request_limits_parse(json_object_get(obj, "limits"), "limits", out->timeout_s, &out->limits, err) < 0 ||
-        fb_request_shell_permissions_parse(json_object_get(obj, "permissions"), "permissions", &out->permissions, err) < 0)
+        fb_request_shell_permissions_parse(json_object_get(obj, "permissions"), "permissions", &out->permissions, err) < 0 ||
+        parse_mount(json_object_get(obj, "mount"), out, err) < 0)
         goto fail;
     return 0;
 fail:
@@ -322,6 +334,10 @@ void fb_command_free(fb_command *c)
         free((void *)c->env[i]);
     free((void *)c->env);
     free(c->cwd);
+    if (c->mount) {
+        fb_mount_config_free(c->mount);
+        free(c->mount);
+    }
     fb_permissions_free(&c->permissions);
     json_decref(c->root);
     memset(c, 0, sizeof *c);

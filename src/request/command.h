@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "fs/mount.h"
 #include "request/permissions.h"
 #include "request/request.h"
 #include "util/error.h"
@@ -32,13 +33,14 @@ typedef struct fb_command {
     const char *workdir;          /* FB_EXECUTE_WORKDIR: the tmpfs the program starts in */
     double timeout_s;
     json_t *files;                /* `files` (borrowed; an object, as a call's) or NULL */
+    fb_mount_config *mount;       /* `mount`, decoded as a call's (owned) or NULL */
     fb_call_limits limits;        /* `limits`, as a call's, defaults filled in */
     fb_permissions permissions;   /* `permissions`, as a call's, but childProcess defaults to allowed: a
                                      command is a shell (owned) */
 } fb_command;
 
 /* Parses text (len bytes, need not be NUL-terminated): a JSON object {command | code + language, args?,
- * stdin?, env?, cwd?, timeout?, files?, limits?, permissions?}. Failures are InvalidRequest naming the
+ * stdin?, env?, cwd?, timeout?, files?, mount?, limits?, permissions?}. Failures are InvalidRequest naming the
  * field (`env.FOO: ...`, `cwd: ...`); an unknown field is refused by name. On success the caller owns *out
  * (fb_command_free); on failure *out is released. */
 int fb_command_parse(const char *text, size_t len, fb_command *out, fb_error *err);
