@@ -14,8 +14,8 @@
 #define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
 #define OOM(what) fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s: out of memory", what)
 
-static const char *const k_fields[] = {"command", "code", "language", "args", "stdin", "env",
-                                       "cwd", "timeout", "files", "mount", "limits", "permissions", NULL};
+static const char *const k_fields[] = {"command", "code", "main",  "language", "args",   "stdin",       "env",
+                                       "cwd",     "timeout", "files", "mount",    "limits", "permissions", NULL};
 
 static bool listed(const char *key, const char *const *list)
 {
@@ -31,8 +31,8 @@ static int check_fields(json_t *obj, const char *const *extra, fb_error *err)
     json_t *v;
     json_object_foreach(obj, key, v) {
         if (!listed(key, k_fields) && !listed(key, extra))
-            return BAD("%.64s: unknown field (expected command or code + language, and args, stdin, env, cwd, "
-                       "timeout, files, mount, limits, permissions)",
+            return BAD("%.64s: unknown field (expected command, or code or main + language, and args, stdin, env, "
+                       "cwd, timeout, files, mount, limits, permissions)",
                        key);
     }
     return 0;
@@ -71,17 +71,10 @@ static int parse_command(json_t *v, fb_command *c, fb_error *err)
     return 0;
 }
 
-static int parse_code(json_t *v, json_t *lang, fb_command *c, fb_error *err)
+static int parse_language(json_t *lang, const char *with, fb_command *c, fb_error *err)
 {
-    if (!is_text(v))
-        return BAD("code: must be a string, got %s", fb_json_type_name(v));
-    if (json_string_length(v) > FB_MAX_CODE_BYTES)
-        return BAD("code: %zu bytes is more than the maximum of %llu", json_string_length(v),
-                   (unsigned long long)FB_MAX_CODE_BYTES);
-    c->code = json_string_value(v);
-    c->code_len = json_string_length(v);
     if (!lang || json_is_null(lang))
-        return BAD("language: required with code (python3, node, ruby, php, sh, bash, c, cpp...)");
+        return BAD("language: required with %s (python3, node, ruby, php, sh, bash, c, cpp...)", with);
     if (!is_text(lang))
         return BAD("language: must be a string, got %s", fb_json_type_name(lang));
     const char *s = json_string_value(lang);
@@ -92,17 +85,46 @@ static int parse_code(json_t *v, json_t *lang, fb_command *c, fb_error *err)
     return 0;
 }
 
-/* Exactly one of command and code; language goes with code only. */
+static int parse_code(json_t *v, json_t *lang, fb_command *c, fb_error *err)
+{
+    if (!is_text(v))
+        return BAD("code: must be a string, got %s", fb_json_type_name(v));
+    if (json_string_length(v) > FB_MAX_CODE_BYTES)
+        return BAD("code: %zu bytes is more than the maximum of %llu", json_string_length(v),
+                   (unsigned long long)FB_MAX_CODE_BYTES);
+    c->code = json_string_value(v);
+    c->code_len = json_string_length(v);
+    return parse_language(lang, "code", c, err);
+}
+
+/* main: the name of one of `files`, run as the program's code from where it is placed (beside the others:
+ * `import helper`, require('./helper'), #include "helper.h" find them, as Piston runs its first file). */
+static int parse_main(json_t *v, json_t *lang, json_t *files, fb_command *c, fb_error *err)
+{
+    if (!is_text(v))
+        return BAD("main: must be a string (the name of one of files), got %s", fb_json_type_name(v));
+    const char *name = json_string_value(v);
+    if (!json_is_object(files) || !json_object_getn(files, name, json_string_length(v)))
+        return BAD("main: '%.200s' is not one of files: give the program's file in files under that name", name);
+    c->main_file = name;
+    return parse_language(lang, "main", c, err);
+}
+
+/* Exactly one of command, code and main; language goes with code or main only. */
 static int parse_what(json_t *root, fb_command *c, fb_error *err)
 {
     json_t *cmd = json_object_get(root, "command"), *code = json_object_get(root, "code");
+    json_t *main_file = json_object_get(root, "main");
     json_t *lang = json_object_get(root, "language");
-    if (cmd && code)
-        return BAD("command: give either command or code (with language), not both");
-    if (!cmd && !code)
-        return BAD("command: required: give command (a shell command) or code with language");
+    if ((cmd != NULL) + (code != NULL) + (main_file != NULL) > 1)
+        return BAD("%s: give one of command, code (with language) or main (with language)",
+                   cmd ? "command" : "code");
+    if (!cmd && !code && !main_file)
+        return BAD("command: required: give command (a shell command), or code or main with language");
     if (cmd && lang)
-        return BAD("language: goes with code, not with command");
+        return BAD("language: goes with code or main, not with command");
+    if (main_file)
+        return parse_main(main_file, lang, json_object_get(root, "files"), c, err);
     return cmd ? parse_command(cmd, c, err) : parse_code(code, lang, c, err);
 }
 

@@ -229,6 +229,30 @@ def test_exec_help_and_file_argument(tmp_path):
     assert proc.returncode == 0 and json.loads(proc.stdout)["stdout"] == "from-file\n"
 
 
+# ---- main: one of files run as the program's code, from where it is placed ----
+
+@pytest.mark.parametrize("language,files,out", [
+    ("python3", {"app.py": "import sys, helper\nprint(helper.x, sys.argv[1])", "helper.py": "x = 'py'"}, "py A\n"),
+    ("node", {"app.js": "console.log(require('./helper').x, process.argv[2])", "helper.js": "exports.x = 'js'"},
+     "js A\n"),
+    ("ruby", {"app.rb": "require_relative 'helper'\nputs \"#{X} #{ARGV[0]}\"", "helper.rb": "X = 'rb'"}, "rb A\n"),
+    ("php", {"app.php": "<?php include __DIR__ . '/helper.php'; echo \"$x $argv[1]\n\";",
+             "helper.php": "<?php $x = 'php';"}, "php A\n"),
+    ("c", {"app.c": "#include <stdio.h>\n#include \"helper.h\"\nint main(int c, char **v) "
+                    "{ printf(\"%s %s\\n\", X, v[1]); return 0; }",
+           "helper.h": "#define X \"c\""}, "c A\n"),
+])
+def test_main_runs_beside_the_other_files(language, files, out):
+    r = ran({"main": next(iter(files)), "language": language, "files": files, "args": ["A"]})
+    assert (r["status"], r["stdout"]) == ("success", out), r
+
+
+def test_main_compiles_the_other_units_and_quotes_their_names():
+    files = {"sub/main.cpp": "#include <iostream>\nint twice(int);\nint main() { std::cout << twice(21) << std::endl; }",
+             "it's here.cc": "int twice(int x) { return 2 * x; }", "notes.txt": "not compiled"}
+    r = ran({"main": "sub/main.cpp", "language": "cpp", "files": files})
+    assert (r["stdout"], r["compile"]["exitCode"]) == ("42\n", 0), r
+
 # ---- mounts: a call's `mount`, same rules, loading and sync ----
 
 @pytest.fixture
@@ -367,7 +391,7 @@ def test_child_process_may_be_refused():
 
 @pytest.mark.parametrize("request_,prefix", [
     ({}, "command: required"),
-    ({"command": "x", "code": "y", "language": "sh"}, "command: give either"),
+    ({"command": "x", "code": "y", "language": "sh"}, "command: give one of"),
     ({"command": 5}, "command: must be a string"),
     ({"command": "a\u0000b"}, "command: contains a NUL"),
     ({"command": "x" * 200000}, "command: 200000 bytes"),
@@ -395,6 +419,12 @@ def test_child_process_may_be_refused():
     ({"command": "x", "limits": {"nope": 1}}, "limits.nope: unknown field"),
     ({"command": "x", "permissions": {"nope": 1}}, "permissions.nope: unknown field"),
     ({"command": "x", "mount": []}, "mount: "),
+    ({"main": "a.py", "language": "python3", "files": {"b.py": ""}}, "main: 'a.py' is not one of files"),
+    ({"main": "a.py", "language": "python3"}, "main: 'a.py' is not one of files"),
+    ({"main": 1, "language": "python3", "files": {"b.py": ""}}, "main: must be a string"),
+    ({"main": "a.py", "files": {"a.py": ""}}, "language: required with main"),
+    ({"main": "a.py", "code": "x", "language": "python3", "files": {"a.py": ""}}, "code: give one of"),
+    ({"main": "a.py", "command": "x", "files": {"a.py": ""}}, "command: give one of"),
     ({"command": "x", "mount": {"dirs": {"/data": "/nonexistent-xyz"}}}, "mount.dirs"),
     ({"command": "x", "mount": {"dirs": {"/usr": "/tmp"}}}, "mount.dirs"),
     ({"command": "x", "permissions": {"childProcess": ["no-such-cmd-xyz"]}}, "permissions.childProcess[0]"),
