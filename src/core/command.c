@@ -10,6 +10,8 @@
 
 #include "core/launch.h"
 #include "lang/lang.h"
+#include "request/limits.h"
+#include "util/buf.h"
 #include "util/utf8.h"
 
 #define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
@@ -17,12 +19,15 @@
 /* A compiled language's run: compile into /tmp (the program is not the function's file: the result's
  * `files` reports the workdir only), report the compiler's output and status on fd 3, show a failure's
  * output on stderr too and exit with its status, else close fd 3 and become the program. "$0" is the
- * compiler, "$@" the program's arguments. */
-#define COMPILE_AND_RUN(flags, src)                                                                           \
-    "out=$(\"$0\" " flags " -o /tmp/.fnbox_main " src " 2>&1); s=$?; "                                         \
+ * compiler, "$@" the program's arguments; the sources (shell-quoted) go between COMPILE_HEAD and
+ * COMPILE_TAIL. */
+#define COMPILE_HEAD "out=$(\"$0\" "
+#define COMPILE_TAIL                                                                                           \
+    " -lm 2>&1); s=$?; "                                                                                       \
     "printf '%s\\nfnbox-compile-exit:%d\\n' \"$out\" \"$s\" >&3; "                                             \
     "if [ \"$s\" -ne 0 ]; then printf '%s\\n' \"$out\" >&2; exit \"$s\"; fi; "                                  \
     "exec 3>&- /tmp/.fnbox_main \"$@\""
+#define COMPILE_OUT " -o /tmp/.fnbox_main"
 #define COMPILE_MARK "\nfnbox-compile-exit:"
 
 typedef struct exec_lang {
@@ -31,8 +36,10 @@ typedef struct exec_lang {
     const char *driver;               /* the call driver whose runtimes it uses, or NULL */
     const char *const *runtimes;      /* without a driver: candidate paths */
     const char *file;                 /* where the code goes */
-    const char *compile;              /* compiled languages: the shell script (COMPILE_AND_RUN) */
+    const char *compile;              /* compiled languages: the compiler's flags (COMPILE_HEAD) */
     const char *version_arg;          /* makes the runtime print its version */
+    const char *const *sources;       /* compiled languages, with main: the other files compiled with it
+                                         (by the name's ending, as `gcc *.c` picks them) */
 } exec_lang;
 
 static const char *const k_none[] = {NULL};
@@ -41,20 +48,20 @@ static const char *const k_node[] = {"javascript", "js", NULL};
 static const char *const k_cpp[] = {"c++", NULL};
 static const char *const k_sh[] = {"/bin/sh", "/usr/bin/sh", NULL};
 static const char *const k_bash[] = {"/bin/bash", "/usr/bin/bash", NULL};
+static const char *const k_c_sources[] = {".c", NULL};
+static const char *const k_cpp_sources[] = {".cpp", ".cc", ".cxx", ".c++", NULL};
 
 static const exec_lang k_langs[] = {
-    {"python3", k_python, "python", NULL, "/.fnbox/main.py", NULL, "--version"},
-    {"node", k_node, "javascript", NULL, "/.fnbox/main.js", NULL, "--version"},
-    {"ruby", k_none, "ruby", NULL, "/.fnbox/main.rb", NULL, "--version"},
-    {"php", k_none, "php", NULL, "/.fnbox/main.php", NULL, "--version"},
-    {"sh", k_none, NULL, k_sh, "/.fnbox/main.sh", NULL, NULL},
-    {"bash", k_none, NULL, k_bash, "/.fnbox/main.sh", NULL, "--version"},
-    {"c", k_none, "c", NULL, "/.fnbox/main.c",
-     COMPILE_AND_RUN("-x c -std=gnu17 -O2 -pipe -fdiagnostics-color=never", "/.fnbox/main.c -lm"),
-     "-dumpfullversion"},
-    {"cpp", k_cpp, "cpp", NULL, "/.fnbox/main.cpp",
-     COMPILE_AND_RUN("-x c++ -std=gnu++17 -O2 -pipe -fdiagnostics-color=never", "/.fnbox/main.cpp -lm"),
-     "-dumpfullversion"},
+    {"python3", k_python, "python", NULL, "/.fnbox/main.py", NULL, "--version", NULL},
+    {"node", k_node, "javascript", NULL, "/.fnbox/main.js", NULL, "--version", NULL},
+    {"ruby", k_none, "ruby", NULL, "/.fnbox/main.rb", NULL, "--version", NULL},
+    {"php", k_none, "php", NULL, "/.fnbox/main.php", NULL, "--version", NULL},
+    {"sh", k_none, NULL, k_sh, "/.fnbox/main.sh", NULL, NULL, NULL},
+    {"bash", k_none, NULL, k_bash, "/.fnbox/main.sh", NULL, "--version", NULL},
+    {"c", k_none, "c", NULL, "/.fnbox/main.c", "-x c -std=gnu17 -O2 -pipe -fdiagnostics-color=never",
+     "-dumpfullversion", k_c_sources},
+    {"cpp", k_cpp, "cpp", NULL, "/.fnbox/main.cpp", "-x c++ -std=gnu++17 -O2 -pipe -fdiagnostics-color=never",
+     "-dumpfullversion", k_cpp_sources},
 };
 enum { NLANGS = sizeof k_langs / sizeof *k_langs };
 
@@ -140,6 +147,80 @@ static int unknown_language(fb_command_program *p, const char *language, fb_erro
     return 0;
 }
 
+/* Where a file of the request is placed: a relative name under the workdir (request/files.c). */
+static char *placed_path(const fb_command *cmd, const char *name)
+{
+    size_t cap = strlen(cmd->workdir) + strlen(name) + 2;
+    char *path = malloc(cap);
+    if (path)
+        snprintf(path, cap, "%s%s%s", name[0] == '/' ? "" : cmd->workdir, name[0] == '/' ? "" : "/", name);
+    return path;
+}
+
+/* s in single quotes, each ' as '\'' (the shell takes every other byte as it is). */
+static int append_quoted(fb_buf *b, const char *s)
+{
+    int rc = fb_buf_append(b, " '", 2);
+    for (const char *q; rc == 0 && (q = strchr(s, '\'')) != NULL; s = q + 1)
+        rc = fb_buf_append(b, s, (size_t)(q - s)) < 0 || fb_buf_append(b, "'\\''", 4) < 0 ? -1 : 0;
+    return rc < 0 || fb_buf_append(b, s, strlen(s)) < 0 || fb_buf_append(b, "'", 1) < 0 ? -1 : 0;
+}
+
+static bool compiled_with_main(const exec_lang *l, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *const *e = l->sources; *e; e++)
+        if (n > strlen(*e) && strcmp(name + n - strlen(*e), *e) == 0)
+            return true;
+    return false;
+}
+
+/* The compile-and-run script (COMPILE_HEAD) for source; with main, the other files of `files` whose names
+ * end as the language's sources are compiled and linked with it. */
+static int compile_script(fb_command_program *p, const exec_lang *l, const fb_command *cmd, const char *source,
+                          fb_error *err)
+{
+    fb_buf b;
+    fb_buf_init(&b, FB_MAX_COMMAND_BYTES + 1);
+    int rc = fb_buf_append(&b, COMPILE_HEAD, strlen(COMPILE_HEAD)) < 0 || fb_buf_append(&b, l->compile,
+             strlen(l->compile)) < 0 || fb_buf_append(&b, COMPILE_OUT, strlen(COMPILE_OUT)) < 0 ||
+             append_quoted(&b, source) < 0 ? -1 : 0;
+    const char *name;
+    json_t *v;
+    json_object_foreach(cmd->main_file ? cmd->files : NULL, name, v) {
+        if (rc < 0 || strcmp(name, cmd->main_file) == 0 || !compiled_with_main(l, name))
+            continue;
+        char *path = placed_path(cmd, name);
+        rc = path && append_quoted(&b, path) == 0 ? 0 : -1;
+        free(path);
+    }
+    if (rc < 0 || fb_buf_append(&b, COMPILE_TAIL, strlen(COMPILE_TAIL)) < 0) {
+        fb_buf_free(&b);
+        return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "compile script");
+    }
+    if (b.truncated) {
+        fb_buf_free(&b);
+        return BAD("files: the names of the %s sources to compile take more than %d bytes", l->name,
+                   FB_MAX_COMMAND_BYTES);
+    }
+    p->script_owned = fb_buf_steal(&b, NULL);
+    return p->script_owned ? 0 : fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "compile script");
+}
+
+/* The code's file: /.fnbox's (read-only) for code, or main where the request's files placed it. */
+static int code_file(fb_command_program *p, const exec_lang *l, const fb_command *cmd, fb_error *err)
+{
+    if (!cmd->main_file) {
+        p->file = (fb_sandbox_file){.path = l->file, .data = cmd->code, .len = cmd->code_len};
+        p->nfiles = 1;
+        p->source = l->file;
+        return 0;
+    }
+    p->main_owned = placed_path(cmd, cmd->main_file);
+    p->source = p->main_owned;
+    return p->main_owned ? 0 : fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "main");
+}
+
 static int code_program(fb_command_program *p, const fb_command *cmd, fb_error *err)
 {
     const exec_lang *l = find_lang(cmd->language);
@@ -147,20 +228,22 @@ static int code_program(fb_command_program *p, const fb_command *cmd, fb_error *
     if (!runtime)
         return unknown_language(p, cmd->language, err);
     p->language = l->name;
-    p->file = (fb_sandbox_file){.path = l->file, .data = cmd->code, .len = cmd->code_len};
-    p->nfiles = 1;
+    if (code_file(p, l, cmd, err) < 0)
+        return -1;
     if (!l->compile) {
         p->exec_path = runtime;
-        const char *head[] = {runtime, l->file, NULL};
+        const char *head[] = {runtime, p->source, NULL};
         return make_argv(p, head, cmd, err);
     }
     if (!p->exec_any)
         return BAD("permissions.childProcess: %s is compiled by %s, which runs programs of its own (cc1, as, ld) "
                    "and then the program: leave childProcess allowed (the default) to run %s code",
                    l->name, runtime, l->name);
+    if (compile_script(p, l, cmd, p->source, err) < 0)
+        return -1;
     p->compiled = true;
     p->exec_path = "/bin/sh";
-    const char *head[] = {"/bin/sh", "-c", l->compile, runtime, NULL};
+    const char *head[] = {"/bin/sh", "-c", p->script_owned, runtime, NULL};
     return make_argv(p, head, cmd, err);
 }
 
@@ -174,7 +257,7 @@ int fb_command_prepare(const fb_command *cmd, fb_command_program *out, fb_error 
                    cmd->cwd, cmd->workdir);
     if (make_env(out, cmd, err) < 0)
         return -1;
-    if (cmd->code)
+    if (cmd->code || cmd->main_file)
         return code_program(out, cmd, err);
     out->exec_path = "/bin/sh";
     const char *head[] = {"/bin/sh", "-c", cmd->command, "sh", NULL};
@@ -200,6 +283,8 @@ void fb_command_program_free(fb_command_program *p)
     free(p->argv);
     free(p->envp);
     free(p->missing_owned);
+    free(p->main_owned);
+    free(p->script_owned);
     *p = (fb_command_program){0};
 }
 

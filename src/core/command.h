@@ -7,6 +7,10 @@
  *   code, compiled     /bin/sh -c <compile; run> <compiler> <args...> (c, cpp): the compiler's output and
  *                      status go to fd 3 (fb_command_compile_report), a failure's output to stderr too,
  *                      then the program replaces the shell
+ *   main               the same with the file `main` names where the request's files placed it (the
+ *                      workdir) instead of /.fnbox's: the others beside it are found as Piston finds them
+ *                      (import, require('./x'), require_relative, include, #include "x.h"); a compiled
+ *                      language compiles the other .c (.cpp, .cc, .cxx, .c++) files with it
  *   unknown language   nothing: exit 127 with "Language interpreter not found: <language>" on stderr, as
  *                      Strands' local sandbox answers (also when the language's runtime is not installed) */
 #ifndef FB_CORE_COMMAND_H
@@ -29,13 +33,16 @@ typedef struct fb_command_program {
     const char **argv;            /* NULL-terminated (owned array; the strings are static or the request's) */
     const char **envp;            /* NULL-terminated (owned array; room for FB_COMMAND_EXTRA_ENV more) */
     size_t env_cap;               /* envp's slots, the NULL included */
-    fb_sandbox_file file;         /* the code, under /.fnbox (read-only); nfiles 0 for a command */
+    fb_sandbox_file file;         /* the code, under /.fnbox (read-only); nfiles 0 for a command or main */
     size_t nfiles;
+    const char *source;           /* the code's path in the sandbox: file's, or main's in the workdir */
     bool compiled;                /* fd 3 carries the compile report (fb_command_compile_report) */
     const char *const *exec_allow;/* what the program may execute besides exec_path (the request's) */
     bool exec_any;
     const char *cwd;              /* the request's cwd (absolute) or NULL: the workdir */
     char *missing_owned;
+    char *main_owned;             /* main's path (source), owned */
+    char *script_owned;           /* a compiled language's compile-and-run script (argv[2]), owned */
 } fb_command_program;
 
 /* What runs for cmd. The base environment is fnbox's (PATH, HOME=/tmp, LANG...), then permissions.env,

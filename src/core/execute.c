@@ -4,9 +4,10 @@
  *   program    core/command     what runs: exec path, argv, environment, the code's file
  *   host       core/host        the caller's callbacks decide the requested env keys and commands
  *   network    net/policy       permissions.network as the proxy's policy
- *   workspace  fs/workspace     the request's files (core/call_files configures it)
+ *   workspace  fs/workspace     the request's files and mounts (core/call_files configures it)
  *   run        core/launch      the sandbox with the workspace, proxy and output attached; stdin is the input
- *   result     core/result      judged by the exit status; the workdir's changes; the compile report */
+ *   result     core/result      judged by the exit status; the workdir's and mounts' changes, synced as a
+ *                               call's; the compile report */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -33,9 +34,13 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The files a result reports: the workdir's, with sizes, not contents (an execute request is a shell's
- * work: what it left in /tmp is scratch, the compiled program included). */
+/* The files a result reports: the workdir's with sizes, not contents (an execute request is a shell's
+ * work: what it left in /tmp is scratch, the compiled program included), and the mounts' as a call reports
+ * them, contents included, so that a manual sync can apply them later (fb_files_prepare's mount_content).
+ * Rendered with contents on: only the mounts' changes have them. */
 static const fb_reporting k_reporting = {.include_changes = true, .include_contents = false,
+                                         .include_denied = true};
+static const fb_reporting k_rendering = {.include_changes = true, .include_contents = true,
                                          .include_denied = true};
 
 /* Everything one execution owns, released by run_free on every path. */
@@ -87,8 +92,11 @@ static int prepare(run_state *s, const fnbox_call_options *opts, fb_sandbox_limi
         fb_net_policy_from_patterns(c->permissions.network_all, c->permissions.network_allow,
                                     c->permissions.nnetwork, "permissions.network", &s->netpol, err) < 0 ||
         fb_request_files_decode(c->files, c->workdir, lim->workspace_bytes, &s->files, err) < 0 ||
-        fb_files_prepare(&s->ws, c->workdir, NULL, &k_reporting, &s->files, lim, err) < 0)
+        fb_files_prepare(&s->ws, c->workdir, c->mount, &k_reporting, true, &s->files, lim, err) < 0)
         return -1;
+    if (opts->fs) /* asked by the mount servers at each operation, and by sync for each change */
+        fb_workspace_set_check(&s->ws, fb_host_fs_check, (void *)opts);
+    fb_call_files_events(&s->ws, opts);
     s->net.policy = s->netpol;
     if (opts->network) {
         s->net.check = fb_host_network_check;
@@ -120,8 +128,8 @@ static int add_compile(run_state *s, fb_error *err)
     return 0;
 }
 
-/* What the program left in the workdir: the only scratch area reported (fb_sandbox_scratch_areas lists it
- * first, unless a mount covers it: execute requests have none). */
+/* What the program left in the mounts and the workdir: the only scratch area reported
+ * (fb_sandbox_scratch_areas lists it first, unless a mount covers it). */
 static int collect(run_state *s, fb_error *err)
 {
     const fb_sandbox_outcome *o = &s->outcome;
@@ -133,7 +141,8 @@ static int judge(run_state *s, fb_error *err)
 {
     fb_result_limits rlim = fb_result_limits_of(s->cmd.timeout_s, &s->cmd.limits);
     if (fb_result_from_program(&s->res, &s->outcome, &rlim, err) < 0 || collect(s, err) < 0 ||
-        fb_result_add_files(&s->res, &s->ws, &k_reporting, err) < 0)
+        fb_workspace_sync(&s->ws, fb_result_succeeded(&s->res), err) < 0 ||
+        fb_result_add_files(&s->res, &s->ws, &k_rendering, err) < 0)
         return -1;
     if (s->prog.compiled && add_compile(s, err) < 0)
         return -1;

@@ -21,7 +21,7 @@
 #define ONE_SHOT_PROGRAM "/tmp/.fnbox_main"     /* where its compile step puts the program */
 
 /* The fields an execute request has that a session owns. */
-static const char *const k_session_owned[] = {"files", "limits", "permissions"};
+static const char *const k_session_owned[] = {"files", "mount", "limits", "permissions"};
 
 typedef struct exec_state {
     fb_command cmd;
@@ -47,6 +47,10 @@ static void exec_state_free(exec_state *e)
 
 static int refuse_owned(json_t *obj, fb_error *err)
 {
+    if (json_object_get(obj, "main")) /* it names one of a one-shot run's files, which a session has not */
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0,
+                            "main: a one-shot execute's; in a session, run the file with a command "
+                            "(python3 app.py) or send its code");
     for (size_t i = 0; i < sizeof k_session_owned / sizeof *k_session_owned; i++)
         if (json_object_get(obj, k_session_owned[i]))
             return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0,

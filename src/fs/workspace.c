@@ -258,7 +258,7 @@ int fb_workspace_collect(fb_workspace *ws, const int *scratch_fd, const char *co
         fb_mountfs_stop(ws->fs[i]);
     /* contents are needed to report them, and to sync (batch now, or manual later from the report) */
     const fb_mount_config *m = ws->cfg.mount;
-    bool with_content = ws->cfg.with_content || (m && m->sync == FB_SYNC_BATCH);
+    bool with_content = ws->cfg.with_content || ws->cfg.mount_content || (m && m->sync == FB_SYNC_BATCH);
     for (size_t i = 0; i < ws->nmounts; i++)
         if (fb_track_mount(ws->fs[i], with_content, &ws->changes, err) < 0)
             return -1;

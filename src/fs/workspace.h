@@ -55,6 +55,8 @@ typedef struct fb_workspace_config {
     uint64_t view_bytes;               /* what the function may write into each mount's view (ENOSPC beyond) */
     size_t track_max_entries;          /* scratch entries walked per area after the call */
     bool with_content;                 /* report contents (reporting includeContents) */
+    bool mount_content;                /* the mounts' changes keep their contents whatever with_content says
+                                          (an execute's report: its scratch space without, its mounts with) */
     bool log_denied;                   /* permissionDenied events go in the log (reporting includeDenied) */
     fb_ws_layout layout;
 } fb_workspace_config;

@@ -8,13 +8,14 @@
 #include <string.h>
 
 #include "request/limits.h"
+#include "request/mount.h"
 #include "util/json.h"
 
 #define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
 #define OOM(what) fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s: out of memory", what)
 
-static const char *const k_fields[] = {"command", "code", "language", "args", "stdin", "env",
-                                       "cwd", "timeout", "files", "limits", "permissions", NULL};
+static const char *const k_fields[] = {"command", "code", "main",  "language", "args",   "stdin",       "env",
+                                       "cwd",     "timeout", "files", "mount",    "limits", "permissions", NULL};
 
 static bool listed(const char *key, const char *const *list)
 {
@@ -30,8 +31,8 @@ static int check_fields(json_t *obj, const char *const *extra, fb_error *err)
     json_t *v;
     json_object_foreach(obj, key, v) {
         if (!listed(key, k_fields) && !listed(key, extra))
-            return BAD("%.64s: unknown field (expected command or code + language, and args, stdin, env, cwd, "
-                       "timeout, files, limits, permissions)",
+            return BAD("%.64s: unknown field (expected command, or code or main + language, and args, stdin, env, "
+                       "cwd, timeout, files, mount, limits, permissions)",
                        key);
     }
     return 0;
@@ -70,17 +71,10 @@ static int parse_command(json_t *v, fb_command *c, fb_error *err)
     return 0;
 }
 
-static int parse_code(json_t *v, json_t *lang, fb_command *c, fb_error *err)
+static int parse_language(json_t *lang, const char *with, fb_command *c, fb_error *err)
 {
-    if (!is_text(v))
-        return BAD("code: must be a string, got %s", fb_json_type_name(v));
-    if (json_string_length(v) > FB_MAX_CODE_BYTES)
-        return BAD("code: %zu bytes is more than the maximum of %llu", json_string_length(v),
-                   (unsigned long long)FB_MAX_CODE_BYTES);
-    c->code = json_string_value(v);
-    c->code_len = json_string_length(v);
     if (!lang || json_is_null(lang))
-        return BAD("language: required with code (python3, node, ruby, php, sh, bash, c, cpp...)");
+        return BAD("language: required with %s (python3, node, ruby, php, sh, bash, c, cpp...)", with);
     if (!is_text(lang))
         return BAD("language: must be a string, got %s", fb_json_type_name(lang));
     const char *s = json_string_value(lang);
@@ -91,17 +85,46 @@ static int parse_code(json_t *v, json_t *lang, fb_command *c, fb_error *err)
     return 0;
 }
 
-/* Exactly one of command and code; language goes with code only. */
+static int parse_code(json_t *v, json_t *lang, fb_command *c, fb_error *err)
+{
+    if (!is_text(v))
+        return BAD("code: must be a string, got %s", fb_json_type_name(v));
+    if (json_string_length(v) > FB_MAX_CODE_BYTES)
+        return BAD("code: %zu bytes is more than the maximum of %llu", json_string_length(v),
+                   (unsigned long long)FB_MAX_CODE_BYTES);
+    c->code = json_string_value(v);
+    c->code_len = json_string_length(v);
+    return parse_language(lang, "code", c, err);
+}
+
+/* main: the name of one of `files`, run as the program's code from where it is placed (beside the others:
+ * `import helper`, require('./helper'), #include "helper.h" find them, as Piston runs its first file). */
+static int parse_main(json_t *v, json_t *lang, json_t *files, fb_command *c, fb_error *err)
+{
+    if (!is_text(v))
+        return BAD("main: must be a string (the name of one of files), got %s", fb_json_type_name(v));
+    const char *name = json_string_value(v);
+    if (!json_is_object(files) || !json_object_getn(files, name, json_string_length(v)))
+        return BAD("main: '%.200s' is not one of files: give the program's file in files under that name", name);
+    c->main_file = name;
+    return parse_language(lang, "main", c, err);
+}
+
+/* Exactly one of command, code and main; language goes with code or main only. */
 static int parse_what(json_t *root, fb_command *c, fb_error *err)
 {
     json_t *cmd = json_object_get(root, "command"), *code = json_object_get(root, "code");
+    json_t *main_file = json_object_get(root, "main");
     json_t *lang = json_object_get(root, "language");
-    if (cmd && code)
-        return BAD("command: give either command or code (with language), not both");
-    if (!cmd && !code)
-        return BAD("command: required: give command (a shell command) or code with language");
+    if ((cmd != NULL) + (code != NULL) + (main_file != NULL) > 1)
+        return BAD("%s: give one of command, code (with language) or main (with language)",
+                   cmd ? "command" : "code");
+    if (!cmd && !code && !main_file)
+        return BAD("command: required: give command (a shell command), or code or main with language");
     if (cmd && lang)
-        return BAD("language: goes with code, not with command");
+        return BAD("language: goes with code or main, not with command");
+    if (main_file)
+        return parse_main(main_file, lang, json_object_get(root, "files"), c, err);
     return cmd ? parse_command(cmd, c, err) : parse_code(code, lang, c, err);
 }
 
@@ -273,6 +296,16 @@ static int parse_files(json_t *v, fb_command *c, fb_error *err)
     return 0;
 }
 
+/* `mount` as a call's (request/mount.h), after permissions: allowAllFs opens a mount without rules. */
+static int parse_mount(json_t *v, fb_command *c, fb_error *err)
+{
+    if (!v || json_is_null(v))
+        return 0;
+    c->mount = calloc(1, sizeof *c->mount);
+    if (!c->mount)
+        return OOM("mount");
+    return fb_mount_config_parse_ex(v, "mount", c->permissions.fs_all, c->mount, err);
+}
 
 int fb_command_decode(json_t *obj, const char *const *extra, fb_command *out, fb_error *err)
 {
@@ -289,7 +322,8 @@ int fb_command_decode(json_t *obj, const char *const *extra, fb_command *out, fb
         fb_request_timeout_parse(json_object_get(obj, "timeout"), &out->timeout_s, err) < 0 ||
         parse_files(json_object_get(obj, "files"), out, err) < 0 ||
         fb_request_limits_parse(json_object_get(obj, "limits"), "limits", out->timeout_s, &out->limits, err) < 0 ||
-        fb_request_shell_permissions_parse(json_object_get(obj, "permissions"), "permissions", &out->permissions, err) < 0)
+        fb_request_shell_permissions_parse(json_object_get(obj, "permissions"), "permissions", &out->permissions, err) < 0 ||
+        parse_mount(json_object_get(obj, "mount"), out, err) < 0)
         goto fail;
     return 0;
 fail:
@@ -322,6 +356,10 @@ void fb_command_free(fb_command *c)
         free((void *)c->env[i]);
     free((void *)c->env);
     free(c->cwd);
+    if (c->mount) {
+        fb_mount_config_free(c->mount);
+        free(c->mount);
+    }
     fb_permissions_free(&c->permissions);
     json_decref(c->root);
     memset(c, 0, sizeof *c);

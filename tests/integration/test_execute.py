@@ -1,13 +1,14 @@
 """`fnbox exec` (fnbox_execute): a shell command or a program's code in a fresh sandbox, judged by its exit
 status, against the real binary, real interpreters and compilers. Exit codes (0 success, other, 127 missing,
 137 killed, 124 timeout), stdin, args, env, cwd, every language and an unknown one, output (unicode, bytes
-that are not UTF-8, --stream), files reported, background processes, isolation, and every bad field named."""
+that are not UTF-8, --stream), files reported, host mounts (rules at the operation, batch and manual sync, as a call's), background processes,
+isolation, and every bad field named."""
 import json
 import time
 
 import pytest
 
-from fnboxlib import assert_no_survivors, parse_one_result, run_cli, unique_seconds
+from fnboxlib import assert_no_survivors, parse_one_result, readable_by_all, run_cli, unique_seconds
 
 
 def execute(request, timeout=60, argv=("exec", "-")):
@@ -228,6 +229,135 @@ def test_exec_help_and_file_argument(tmp_path):
     assert proc.returncode == 0 and json.loads(proc.stdout)["stdout"] == "from-file\n"
 
 
+# ---- main: one of files run as the program's code, from where it is placed ----
+
+@pytest.mark.parametrize("language,files,out", [
+    ("python3", {"app.py": "import sys, helper\nprint(helper.x, sys.argv[1])", "helper.py": "x = 'py'"}, "py A\n"),
+    ("node", {"app.js": "console.log(require('./helper').x, process.argv[2])", "helper.js": "exports.x = 'js'"},
+     "js A\n"),
+    ("ruby", {"app.rb": "require_relative 'helper'\nputs \"#{X} #{ARGV[0]}\"", "helper.rb": "X = 'rb'"}, "rb A\n"),
+    ("php", {"app.php": "<?php include __DIR__ . '/helper.php'; echo \"$x $argv[1]\n\";",
+             "helper.php": "<?php $x = 'php';"}, "php A\n"),
+    ("c", {"app.c": "#include <stdio.h>\n#include \"helper.h\"\nint main(int c, char **v) "
+                    "{ printf(\"%s %s\\n\", X, v[1]); return 0; }",
+           "helper.h": "#define X \"c\""}, "c A\n"),
+])
+def test_main_runs_beside_the_other_files(language, files, out):
+    r = ran({"main": next(iter(files)), "language": language, "files": files, "args": ["A"]})
+    assert (r["status"], r["stdout"]) == ("success", out), r
+
+
+def test_main_compiles_the_other_units_and_quotes_their_names():
+    files = {"sub/main.cpp": "#include <iostream>\nint twice(int);\nint main() { std::cout << twice(21) << std::endl; }",
+             "it's here.cc": "int twice(int x) { return 2 * x; }", "notes.txt": "not compiled"}
+    r = ran({"main": "sub/main.cpp", "language": "cpp", "files": files})
+    assert (r["stdout"], r["compile"]["exitCode"]) == ("42\n", 0), r
+
+# ---- mounts: a call's `mount`, same rules, loading and sync ----
+
+@pytest.fixture
+def host(tmp_path):
+    """A host directory: in.txt and mod.txt to read, out/ to write into, ro/ and secret/ that rules keep."""
+    root = tmp_path / "data"
+    (root / "out").mkdir(parents=True)
+    (root / "ro").mkdir()
+    (root / "in.txt").write_text("hello from the host\n")
+    (root / "mod.txt").write_text("old\n")
+    (root / "ro" / "keep.txt").write_text("keep\n")
+    return readable_by_all(root, tmp_path)
+
+
+def mount_of(root, **extra):
+    """Reads and lists everywhere; creates and modifies under out/, modifies mod.txt; nothing else (ro/ and
+    the rest are read-only: create, modify and delete default to refused)."""
+    m = {"dirs": {"/data": str(root)},
+         "permissions": {"default": {"read": True, "list": True},
+                         "rules": [{"pattern": "out/**", "allow": ["create", "modify"]},
+                                   {"pattern": "mod.txt", "allow": ["modify"]}]},
+         "sync": {"mode": "batch"}}
+    m.update(extra)
+    return m
+
+
+# Reads a host file, writes a new one and changes one; then tries what the rules refuse: modifying a
+# read-only file, creating outside out/, deleting one. Each refusal is EACCES (the shell goes on).
+MOUNT_WORK = ("cat /data/in.txt; echo made > /data/out/new.txt; echo changed > /data/mod.txt; "
+              "(echo no > /data/ro/keep.txt) 2>/dev/null || echo refused-modify; "
+              "(echo no > /data/top.txt) 2>/dev/null || echo refused-create; "
+              "rm /data/in.txt 2>/dev/null || echo refused-delete")
+
+
+def host_tree(root):
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_mount_reads_writes_and_syncs_as_the_rules_allow(host):
+    r = ran({"command": MOUNT_WORK, "mount": mount_of(host)})
+    assert r["status"] == "success", r
+    assert r["stdout"] == "hello from the host\nrefused-modify\nrefused-create\nrefused-delete\n", r
+    assert host_tree(host) == {"in.txt": "hello from the host\n", "mod.txt": "changed\n",
+                               "out/new.txt": "made\n", "ro/keep.txt": "keep\n"}
+    files = r["files"]
+    assert [(f["path"], f["content"]) for f in files["created"]] == [("/data/out/new.txt", "made\n")], files
+    assert [(f["path"], f["content"]) for f in files["modified"]] == [("/data/mod.txt", "changed\n")], files
+    assert {(d["path"], d["operation"]) for d in files["denied"]} == {
+        ("/data/ro/keep.txt", "modify"), ("/data/top.txt", "create"), ("/data/in.txt", "delete")}, files
+    assert r["sync"]["success"] and sorted(r["sync"]["synced"]) == ["/data/mod.txt", "/data/out/new.txt"], r["sync"]
+    assert [e["type"] for e in r["events"] if e["type"] != "permissionDenied"] == ["beforeSync", "afterSync"] * 2
+
+
+def test_mount_deny_rule_refuses_reading(host):
+    (host / "ro" / "secret.txt").write_text("s3cret\n")
+    m = mount_of(host)
+    m["permissions"]["rules"].append({"pattern": "ro/secret.txt", "deny": ["read"]})
+    r = ran({"code": "try:\n    print(open('/data/ro/secret.txt').read())\n"
+                     "except PermissionError as e:\n    print('denied', e.errno)\n"
+                     "print(open('/data/ro/keep.txt').read(), end='')",
+             "language": "python3", "mount": m})
+    assert r["stdout"] == "denied 13\nkeep\n", r
+    assert [(d["path"], d["operation"]) for d in r["files"]["denied"]] == [("/data/ro/secret.txt", "read")]
+
+
+def test_mount_manual_sync_reports_contents_and_leaves_the_host(host):
+    """Without sync.mode batch nothing reaches the host; the changes come with their contents, which
+    `fnbox sync` applies later, as with a call's result."""
+    m = {"dirs": {"/data": str(host)}}  # no permissions, no sync: manual, every operation allowed
+    r = ran({"command": "echo made > /data/out/new.txt; echo changed > /data/mod.txt; rm /data/in.txt; "
+                        "echo scratch > w.txt", "mount": m})
+    assert host_tree(host)["mod.txt"] == "old\n" and (host / "in.txt").exists() and "sync" not in r
+    files = r["files"]
+    assert {(f["path"], f.get("content")) for f in files["created"]} == {
+        ("/data/out/new.txt", "made\n"), ("/workspace/w.txt", None)}, files  # the workdir by size only
+    assert [f["path"] for f in files["deleted"]] == ["/data/in.txt"]
+    changes = files["created"][:1] + files["modified"]
+    proc = run_cli(["sync", "-"], input=json.dumps({"changes": changes, "mount": m}))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert host_tree(host) == {"in.txt": "hello from the host\n", "mod.txt": "changed\n",
+                               "out/new.txt": "made\n", "ro/keep.txt": "keep\n"}
+
+
+def test_mount_failed_run_syncs_nothing(host):
+    r = ran({"command": "echo made > /data/out/new.txt; exit 4", "mount": mount_of(host)})
+    assert r["exitCode"] == 4 and [f["path"] for f in r["files"]["created"]] == ["/data/out/new.txt"]
+    assert not (host / "out" / "new.txt").exists() and "sync" not in r
+    r = ran({"command": "echo made > /data/out/new.txt; exit 4",
+             "mount": mount_of(host, sync={"mode": "batch", "onFunctionError": "sync"})})
+    assert (host / "out" / "new.txt").read_text() == "made\n" and r["sync"]["success"]
+
+
+def test_mount_as_workdir_with_loading_limits(host):
+    """A mount over the workdir: relative paths reach the host; eager loading's maxFileSize leaves a big
+    file out of the view and lists it in files.skipped."""
+    (host / "big.txt").write_text("x" * 5000)
+    m = {"dirs": {"/workspace": str(host)}, "sync": {"mode": "batch"},
+         "permissions": {"default": {"read": True, "list": True, "create": True}},
+         "loading": {"mode": "eager", "maxFileSize": 1000}}
+    r = ran({"command": "cat in.txt; ls; echo new > made.txt", "mount": m})
+    assert r["stdout"] == "hello from the host\nin.txt\nmod.txt\nout\nro\n", r
+    assert [(s["path"], s["reason"]) for s in r["files"]["skipped"]] == [("/workspace/big.txt", "maxFileSize")]
+    assert (host / "made.txt").read_text() == "new\n"
+
+
 # ---- isolation ----
 
 def test_host_files_are_not_visible():
@@ -261,7 +391,7 @@ def test_child_process_may_be_refused():
 
 @pytest.mark.parametrize("request_,prefix", [
     ({}, "command: required"),
-    ({"command": "x", "code": "y", "language": "sh"}, "command: give either"),
+    ({"command": "x", "code": "y", "language": "sh"}, "command: give one of"),
     ({"command": 5}, "command: must be a string"),
     ({"command": "a\u0000b"}, "command: contains a NUL"),
     ({"command": "x" * 200000}, "command: 200000 bytes"),
@@ -288,6 +418,15 @@ def test_child_process_may_be_refused():
     ({"command": "x", "limits": {"memoryBytes": 1}}, "limits.memoryBytes: must be at least"),
     ({"command": "x", "limits": {"nope": 1}}, "limits.nope: unknown field"),
     ({"command": "x", "permissions": {"nope": 1}}, "permissions.nope: unknown field"),
+    ({"command": "x", "mount": []}, "mount: "),
+    ({"main": "a.py", "language": "python3", "files": {"b.py": ""}}, "main: 'a.py' is not one of files"),
+    ({"main": "a.py", "language": "python3"}, "main: 'a.py' is not one of files"),
+    ({"main": 1, "language": "python3", "files": {"b.py": ""}}, "main: must be a string"),
+    ({"main": "a.py", "files": {"a.py": ""}}, "language: required with main"),
+    ({"main": "a.py", "code": "x", "language": "python3", "files": {"a.py": ""}}, "code: give one of"),
+    ({"main": "a.py", "command": "x", "files": {"a.py": ""}}, "command: give one of"),
+    ({"command": "x", "mount": {"dirs": {"/data": "/nonexistent-xyz"}}}, "mount.dirs"),
+    ({"command": "x", "mount": {"dirs": {"/usr": "/tmp"}}}, "mount.dirs"),
     ({"command": "x", "permissions": {"childProcess": ["no-such-cmd-xyz"]}}, "permissions.childProcess[0]"),
     ({"code": "int main(){}", "language": "c", "permissions": {"childProcess": False}}, "permissions.childProcess"),
 ])

@@ -1,12 +1,13 @@
 """`fnbox serve`: POST /v1/execute, against the real server with real interpreters: the same result as
-`fnbox exec` (every outcome 200), 400 naming the field, cancel on hang-up, the metrics label."""
+`fnbox exec` (every outcome 200), 400 naming the field, a call's `mount` (rules, sync), cancel on hang-up, the
+metrics label."""
 import json
 import socket
 import time
 
 import pytest
 
-from fnboxlib import assert_no_survivors, unique_seconds
+from fnboxlib import assert_no_survivors, readable_by_all, unique_seconds
 from servelib import Server
 
 
@@ -58,12 +59,57 @@ def test_c_program(server):
     ({"command": "x", "env": {"A=B": "1"}}, "env.A=B: "),
     ({"command": "x", "timeout": -1}, "timeout: "),
     ({"command": "x", "extra": 1}, "extra: unknown field"),
+    ({"command": "x", "mount": {"dirs": {"/data": "/nonexistent-xyz"}}}, "mount.dirs"),
+    ({"command": "x", "mount": {"dirs": {"/data": "/tmp"}, "sync": {"mode": "sometimes"}}}, "mount.sync.mode"),
 ])
 def test_invalid_is_400_naming_the_field(server, request_, prefix):
     r = execute(server, request_)
     assert r.status == 400, r
     err = r.json()["error"]
     assert err["type"] == "InvalidRequest" and err["message"].startswith(prefix), err
+
+
+MOUNT_CODE = """import os
+print(open('/data/in.txt').read(), end='')
+open('/data/out/new.txt', 'w').write('made by python\\n')
+with open('/data/mod.txt', 'a') as f:
+    f.write('appended\\n')
+for op, path in (('modify', '/data/in.txt'), ('create', '/data/top.txt')):
+    try:
+        open(path, 'w').write('no')
+    except PermissionError as e:
+        print('refused', op, e.errno)
+try:
+    os.remove('/data/mod.txt')
+except PermissionError as e:
+    print('refused delete', e.errno)
+"""
+
+
+def test_mount_with_batch_sync(server, tmp_path):
+    """The body's `mount` as a call's: a host file read, a new one written and one modified reach the host
+    after the run; what the rules refuse (modify, create outside out/, delete) fails with EACCES at the
+    operation, is listed in files.denied and never reaches the host."""
+    host = tmp_path / "data"
+    (host / "out").mkdir(parents=True)
+    (host / "in.txt").write_text("from the host\n")
+    (host / "mod.txt").write_text("first\n")
+    readable_by_all(host, tmp_path)
+    mount = {"dirs": {"/data": str(host)}, "sync": {"mode": "batch"},
+             "permissions": {"default": {"read": True, "list": True},
+                             "rules": [{"pattern": "out/**", "allow": ["create"]},
+                                       {"pattern": "mod.txt", "allow": ["modify"]}]}}
+    r = execute(server, {"code": MOUNT_CODE, "language": "python3", "mount": mount})
+    assert r.status == 200, r
+    res = r.json()
+    assert res["stdout"] == ("from the host\nrefused modify 13\nrefused create 13\nrefused delete 13\n"), res
+    assert {p.name: p.read_text() for p in host.rglob("*") if p.is_file()} == {
+        "in.txt": "from the host\n", "mod.txt": "first\nappended\n", "new.txt": "made by python\n"}
+    assert [f["path"] for f in res["files"]["created"]] == ["/data/out/new.txt"]
+    assert [(f["path"], f["content"]) for f in res["files"]["modified"]] == [("/data/mod.txt", "first\nappended\n")]
+    assert {(d["path"], d["operation"]) for d in res["files"]["denied"]} == {
+        ("/data/in.txt", "modify"), ("/data/top.txt", "create"), ("/data/mod.txt", "delete")}
+    assert res["sync"]["success"] and res["sync"]["message"] == "2 of 2 changes written to the host", res["sync"]
 
 
 def test_not_json_and_empty(server):

@@ -2,15 +2,24 @@
 runtimes report) and POST /api/v2/execute, spoken with http.client exactly as Piston's own clients do
 (piston's cli/ sends {language, version, files: [{name, content}], args, stdin, compile_timeout,
 run_timeout, run_memory_limit, ...} with Content-Type application/json); Piston's answer shapes and
-messages."""
+messages. Also the npm piston-client, unchanged (tests/integration/piston: it posts its JSON as
+text/plain;charset=UTF-8), and multi-file programs in every language, each file in the working directory
+and the first run from there, as Piston does."""
 import http.client
 import json
+import os
 import re
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from fnboxlib import skip_unless_ci
 from servelib import Server
+
+PISTON_DIR = Path(__file__).resolve().parent / "piston"
+CLIENT = PISTON_DIR / "node_modules" / "piston-client" / "package.json"
 
 
 @pytest.fixture(scope="module")
@@ -19,12 +28,12 @@ def server():
         yield srv
 
 
-def piston(server, body):
+def piston(server, body, content_type="application/json"):
     """POST /api/v2/execute as piston's clients send it (a JSON body, nothing else)."""
     conn = http.client.HTTPConnection(server.host, server.port, timeout=60)
     try:
         conn.request("POST", "/api/v2/execute", body=json.dumps(body),
-                     headers={"Content-Type": "application/json"})
+                     headers={"Content-Type": content_type} if content_type else {})
         r = conn.getresponse()
         return r.status, json.loads(r.read())
     finally:
@@ -156,3 +165,98 @@ def test_exact_and_prefix_versions(server):
     for want in (v, v.rsplit(".", 1)[0], v.split(".")[0], "*"):
         status, res = piston(server, {"language": "python", "version": want, "files": [{"content": "print(1)"}]})
         assert status == 200 and res["version"] == v, (want, res)
+
+
+# ---- Piston's clients, unchanged ----
+
+@pytest.mark.parametrize("content_type", ["text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+                                          "application/octet-stream", None])
+def test_json_body_whatever_the_content_type(server, content_type):
+    """Piston reads the body as JSON whatever its Content-Type says (fetch labels a string body text/plain)."""
+    status, res = piston(server, {"language": "python", "version": "*", "files": [{"content": "print('any')"}]},
+                         content_type)
+    assert status == 200 and res["run"]["stdout"] == "any\n", res
+    status, res = piston(server, {"language": "python", "files": []}, content_type)
+    assert status == 400 and res == {"message": "version is required as a string"}, res
+
+
+def test_other_routes_keep_their_content_type_check(server):
+    for path, body in (("/v1/execute", {"command": "true"}),
+                       ("/v1/call", {"language": "python", "code": "def f():\n    return 1\n"})):
+        r = server.request("POST", path, body=json.dumps(body).encode(),
+                           headers={"Content-Type": "text/plain;charset=UTF-8"})
+        assert r.status == 400 and "is not application/json" in r.json()["error"]["message"], (path, r)
+
+
+# A program in two files (three for C and C++: a header and a second unit) in every language the route
+# has: the first file finds the others beside it, by the language's own relative lookup.
+MULTI_FILE = {
+    "python": ([{"name": "main.py", "content": "import sys, helper\nprint(helper.greet(sys.argv[1]))"},
+                {"name": "helper.py", "content": "def greet(who):\n    return 'python ' + who"}], "python x\n"),
+    "javascript": ([{"name": "main.js", "content": "console.log(require('./helper').greet(process.argv[2]))"},
+                    {"name": "helper.js", "content": "exports.greet = who => 'javascript ' + who"}],
+                   "javascript x\n"),
+    "ruby": ([{"name": "main.rb", "content": "require_relative 'helper'\nputs greet(ARGV[0])"},
+              {"name": "helper.rb", "content": "def greet(who) = \"ruby #{who}\""}], "ruby x\n"),
+    "php": ([{"name": "main.php", "content": "<?php include __DIR__ . '/helper.php'; echo greet($argv[1]), PHP_EOL;"},
+             {"name": "helper.php", "content": "<?php function greet($who) { return \"php $who\"; }"}], "php x\n"),
+    "bash": ([{"name": "main.sh", "content": ". \"$(dirname \"$0\")/helper.sh\"; greet \"$1\""},
+              {"name": "helper.sh", "content": "greet() { echo \"bash $1\"; }"}], "bash x\n"),
+    "c": ([{"name": "main.c", "content": "#include <stdio.h>\n#include \"helper.h\"\n"
+                                         "int main(int argc, char **argv) { printf(\"c %s %d\\n\", argv[1], twice(21)); "
+                                         "return 0; }"},
+           {"name": "helper.h", "content": "int twice(int x);"},
+           {"name": "helper.c", "content": "#include \"helper.h\"\nint twice(int x) { return 2 * x; }"}],
+          "c x 42\n"),
+    "c++": ([{"name": "main.cpp", "content": "#include <iostream>\n#include \"helper.hpp\"\n"
+                                             "int main(int, char **argv) { std::cout << \"c++ \" << argv[1] << ' ' "
+                                             "<< twice(21) << std::endl; }"},
+             {"name": "helper.hpp", "content": "#pragma once\nint twice(int x);"},
+             {"name": "helper.cpp", "content": "#include \"helper.hpp\"\nint twice(int x) { return 2 * x; }"}],
+            "c++ x 42\n"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(MULTI_FILE))
+def test_multi_file_program_runs_from_the_working_directory(server, language):
+    files, out = MULTI_FILE[language]
+    status, res = piston(server, {"language": language, "version": "*", "files": files, "args": ["x"]})
+    assert status == 200, res
+    assert (res["run"]["stdout"], res["run"]["stderr"], res["run"]["code"]) == (out, "", 0), res
+
+
+def test_every_file_is_in_the_working_directory(server):
+    """The first file too, under its name (file0.code when unnamed), beside the others, in the cwd."""
+    status, res = piston(server, {"language": "python", "version": "*", "files": [
+        {"content": "import os, sys\nprint(os.getcwd(), sorted(os.listdir('.')), os.path.abspath(sys.argv[0]))"},
+        {"name": "data.txt", "content": "x"}, {"name": "/abs.txt", "content": "y"}]})
+    assert status == 200, res
+    assert res["run"]["stdout"] == "/workspace ['abs.txt', 'data.txt', 'file0.code'] /workspace/file0.code\n", res
+
+
+def client_env(server):
+    if not shutil.which("node") or not CLIENT.exists():
+        skip_unless_ci(f"node and {CLIENT} (scripts/install-deps.sh runs npm ci there) are needed")
+    return dict(os.environ, PISTON_URL=f"http://{server.host}:{server.port}")
+
+
+def test_the_npm_piston_client_unchanged(server):
+    """The real piston-client (its latest release, pinned in tests/integration/piston): runtimes, the
+    readme's execute(language, code), and execute(config) with every multi-file program above."""
+    jobs = [{"language": "python", "code": "import sys\nprint('Hello World!', sys.argv[1:])"},
+            {"language": "javascript", "code": "console.log(require('fs').readFileSync(0, 'utf8'))",
+             "config": {"stdin": "from stdin", "args": []}}]
+    jobs += [{"config": {"language": language, "files": files, "args": ["x"]}}
+             for language, (files, _) in sorted(MULTI_FILE.items())]
+    proc = subprocess.run(["node", str(PISTON_DIR / "piston_client.mjs")], input=json.dumps(jobs),
+                          capture_output=True, text=True, timeout=120, env=client_env(server))
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert {"python", "javascript", "ruby", "php", "bash", "c", "c++"} <= {rt["language"] for rt in got["runtimes"]}
+    results = got["results"]
+    for job, res in zip(jobs, results):
+        assert "run" in res, (job, res)  # not {success: false, error} nor Piston's {message}
+    assert results[0]["language"] == "python" and results[0]["run"]["stdout"] == "Hello World! ['1', '2', '3']\n"
+    assert results[1]["run"]["stdout"] == "from stdin\n", results[1]
+    for (language, (_, out)), res in zip(sorted(MULTI_FILE.items()), results[2:]):
+        assert (res["language"], res["run"]["stdout"], res["run"]["code"]) == (language, out, 0), res

@@ -117,6 +117,9 @@ typedef int (*fnbox_api_fn)(const char *request, size_t len, const fnbox_call_op
 /* The checks at the headers (Content-Type JSON, Content-Length against --max-body, a body) and a queue
  * place; takes: what the route's body is, for messages ("POST /v1/call takes a FunctionCallRequest JSON"). */
 int fb_http_run_begin(fb_http_exchange *x, const char *takes, fb_error *err);
+/* The same with any Content-Type (the body is read as JSON whatever it says): Piston's route only, whose
+ * clients post JSON as `fetch` sends a string, text/plain;charset=UTF-8 (the npm piston-client does). */
+int fb_http_run_begin_any_type(fb_http_exchange *x, const char *takes, fb_error *err);
 /* With the body complete: a run slot (waiting in the queue; 503 when draining), run(x), the slot given back. */
 fb_http_reply fb_http_run_admitted(fb_http_exchange *x, const char *takes, fb_http_reply (*run)(fb_http_exchange *));
 typedef struct fb_http_run_opts {

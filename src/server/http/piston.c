@@ -5,8 +5,8 @@
  *   POST /api/v2/execute   {language, version, files: [{name?, content, encoding?}], stdin?, args?,
  *                          compile_timeout?, run_timeout?, compile_cpu_time?, run_cpu_time?,
  *                          compile_memory_limit?, run_memory_limit?} -> {language, version, run, compile?}
- * The first utf8 file is the program (its code), the others are placed in the working directory under
- * their names; args are the program's. A bad request is 400 {"message": "..."} with Piston's own texts;
+ * Every file is placed in the working directory under its name and the first utf8 one runs from there
+ * (the execute request's `main`), as Piston runs it; args are the program's. A bad request is 400 {"message": "..."} with Piston's own texts;
  * every outcome of the program is 200. version: "*", the exact version, or a prefix at a dot ("3",
  * "3.11"); Piston's other semver ranges are not read. Compile and run share one sandbox and one deadline
  * (compile_timeout + run_timeout for compiled languages) and one memory limit (the larger). */
@@ -133,9 +133,11 @@ static const piston_lang *find_lang(const char *language, const char *version, j
     return NULL;
 }
 
+/* Piston's clients post JSON under any Content-Type (piston-client: text/plain, as fetch labels a string
+ * body): the body is read as JSON whatever it says, and a body that is not JSON is Piston's 400. */
 int fb_http_piston_begin(fb_http_exchange *x, fb_error *err)
 {
-    return fb_http_run_begin(x, PISTON_TAKES, err);
+    return fb_http_run_begin_any_type(x, PISTON_TAKES, err);
 }
 
 static int hex_digit(char c)
@@ -179,33 +181,38 @@ static json_t *file_content(json_t *file, const char *encoding, char *msg, size_
     return o;
 }
 
-/* files -> code (the first utf8 file) and `files` (the others, by name; unnamed ones file<i>.code, as
- * Piston names them). */
+/* Every file into `files` under its name (unnamed ones file<i>.code, as Piston names them; a leading '/'
+ * dropped: Piston joins every name to the submission directory), and `main` naming the first utf8 one:
+ * each file lands in the working directory and the first runs from there, so `import helper`,
+ * require('./helper') or #include "helper.h" finds the others as under Piston. */
 static bool split_files(json_t *files, json_t *req, char *msg, size_t cap)
 {
     json_t *placed = json_object();
     size_t i;
     json_t *f;
-    bool have_code = false;
+    bool have_main = false;
     json_array_foreach(files, i, f) {
         json_t *enc = json_object_get(f, "encoding");
         const char *encoding = json_is_string(enc) ? json_string_value(enc) : "utf8";
-        if (!have_code && strcmp(encoding, "utf8") == 0) {
-            json_object_set(req, "code", json_object_get(f, "content"));
-            have_code = true;
-            continue;
-        }
         json_t *content = file_content(f, encoding, msg, cap, i);
         if (!content) {
             json_decref(placed);
             return false;
         }
         const char *name = json_string_value(json_object_get(f, "name"));
+        while (name && *name == '/')
+            name++;
         char unnamed[32];
         snprintf(unnamed, sizeof unnamed, "file%zu.code", i);
-        json_object_set_new(placed, name && *name ? name : unnamed, content);
+        if (!name || !*name)
+            name = unnamed;
+        if (!have_main && strcmp(encoding, "utf8") == 0) {
+            json_object_set_new(req, "main", json_string(name));
+            have_main = true;
+        }
+        json_object_set_new(placed, name, content);
     }
-    if (!have_code) {
+    if (!have_main) {
         json_decref(placed);
         snprintf(msg, cap, "files must include at least one utf8 encoded file");
         return false;

@@ -34,11 +34,11 @@ static unsigned long long content_length(const char *cl)
     return n;
 }
 
-int fb_http_run_begin(fb_http_exchange *x, const char *takes, fb_error *err)
+static int run_begin(fb_http_exchange *x, const char *takes, bool any_type, fb_error *err)
 {
     const fb_http_server *srv = x->srv;
     const char *ct = fb_http_header(x, MHD_HTTP_HEADER_CONTENT_TYPE);
-    if (ct && !is_json_type(ct))
+    if (ct && !any_type && !is_json_type(ct))
         return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0,
                             "Content-Type: '%.100s' is not application/json: %s", ct, takes);
     const char *cl = fb_http_header(x, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -60,6 +60,16 @@ int fb_http_run_begin(fb_http_exchange *x, const char *takes, fb_error *err)
                             "try again later",
                             srv->cfg.max_concurrency, srv->cfg.max_queue);
     }
+}
+
+int fb_http_run_begin(fb_http_exchange *x, const char *takes, fb_error *err)
+{
+    return run_begin(x, takes, false, err);
+}
+
+int fb_http_run_begin_any_type(fb_http_exchange *x, const char *takes, fb_error *err)
+{
+    return run_begin(x, takes, true, err);
 }
 
 /* The library function a route runs: api (a call through the warm pools when the server has them), or in a
