@@ -655,12 +655,30 @@ static void exec_io_free(exec_io *io)
     fb_buf_free(&io->payload);
 }
 
+/* A kernel whose process is gone while its supervisor has not yet returned (its init still reaping): the
+ * request pipe's reader is closed (POLLERR). Waits, at most the interrupt grace, for the supervisor, so that
+ * the execute starts a fresh kernel and says why rather than fail on the broken pipe. */
+static void await_if_gone(fb_kernel *k)
+{
+    struct pollfd p = {.fd = k->req_w, .events = POLLOUT};
+    if (!k->started || k->req_w < 0 || poll(&p, 1, 0) != 1 || !(p.revents & POLLERR))
+        return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += FB_KERNEL_INTERRUPT_GRACE_MS / 1000 + 1;
+    pthread_mutex_lock(&k->mu);
+    while (!k->over && pthread_cond_timedwait(&k->cv, &k->mu, &until) == 0)
+        ;
+    pthread_mutex_unlock(&k->mu);
+}
+
 /* Runs req in k (held): a kernel that died since the last execute, or one the request restarts, is started
  * afresh, which the result says; a restart with no kernel started yet discards nothing, and says so. */
 static int exec_held(fb_kernel *k, const fb_kernel_request *req, const fnbox_call_options *opts, double t0,
                      char **result, size_t *result_len, fb_error *err)
 {
     exec_end end = {.cpu_start = -1, .cpu_end = -1};
+    await_if_gone(k);
     if (k->started && kernel_over(k)) { /* it died since the last execute: say how, once */
         char how[64];
         kernel_death(k, k->oom_seen, how, sizeof how);
