@@ -189,7 +189,7 @@ static void watch_once(fb_http_sessions *t, fb_http_session **held, struct pollf
 static void *reaper_main(void *arg)
 {
     fb_http_sessions *t = arg;
-    fb_http_session **held = calloc((size_t)t->max + 1, sizeof *held);
+    fb_http_session **held = calloc((size_t)t->max + 1, sizeof(fb_http_session *));
     struct pollfd *p = calloc((size_t)t->max + 2, sizeof *p);
     double next_reap = now_s() + FB_HTTP_REAP_INTERVAL_MS / 1e3;
     for (;;) {
