@@ -22,6 +22,8 @@ enum {
     FNBOX_NOT_FOUND = 4,          /* sessions: no such file or directory in the session (error.type NotFound) */
     FNBOX_DENIED = 5,             /* sessions: the sandbox's user may not do that there (PermissionDenied:
                                      a read-only system path, a file it cannot read) */
+    FNBOX_SESSION_DEAD = 6,       /* sessions: its sandbox died by itself (the memory limit, a
+                                     signal from outside): error.type SessionDead names why; open a new one */
     FNBOX_NO_RESULT = -1,         /* out of memory: no result could be built */
 };
 
@@ -242,8 +244,20 @@ FNBOX_API int fnbox_session_list(fnbox_session *s, const char *path, size_t path
 FNBOX_API int fnbox_session_sync(fnbox_session *s, const char *request, size_t request_len, char **report,
                                  size_t *report_len, char **error, size_t *error_len);
 /* {createdAt, lastUsedAt, expiresAt (ISO 8601 UTC), running (commands now), idleTimeout, maxLifetime,
- * workdir} as JSON, released with fnbox_free; -1 on allocation failure. */
+ * workdir, state ("running", or "dead" once its sandbox died by itself: fnbox_session_dead), reason (when dead:
+ * "memory limit", "killed by signal 9", "exited with code 1")} as JSON, released with fnbox_free; -1 on
+ * allocation failure. */
 FNBOX_API int fnbox_session_info(fnbox_session *s, char **json, size_t *json_len);
+/* Whether the session's sandbox has died by itself (its init killed: the session's memory limit,
+ * a signal from outside), checked now. 1: dead, every call on it from then on fails with FNBOX_SESSION_DEAD
+ * (error.type SessionDead, naming the cause; a call the death ended too), and reason (cap bytes, when not
+ * NULL) says why, as fnbox_session_info's; nothing runs in it any more: fnbox_session_close frees the rest.
+ * 0: running, or shut down by its owner. */
+FNBOX_API int fnbox_session_dead(fnbox_session *s, char *reason, size_t cap);
+/* A descriptor that becomes readable (poll for POLLIN) once the session's sandbox is gone, by
+ * itself or by fnbox_session_shutdown: poll it with others to notice a death at once, then ask
+ * fnbox_session_dead. The session's own: never read or close it; valid until fnbox_session_close. */
+FNBOX_API int fnbox_session_watch_fd(fnbox_session *s);
 /* Nonzero once the session is past its idleTimeout (counted from its last request's end, not while a
  * command runs) or its maxLifetime. */
 FNBOX_API int fnbox_session_expired(fnbox_session *s);

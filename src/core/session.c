@@ -15,6 +15,7 @@
 
 #include "core/call_files.h"
 #include "core/launch.h"
+#include "core/result.h"
 #include "core/session.h"
 #include "request/limits.h"
 #include "util/json.h"
@@ -28,9 +29,11 @@ double fb_session_clock_ms(clockid_t c)
 
 /* ---- errors as JSON ---- */
 
-static int code_of(const fb_error *err)
+int fb_session_code_of(const fb_error *err)
 {
     switch (err->kind) {
+    case FB_ERR_SESSION_DEAD:
+        return FNBOX_SESSION_DEAD;
     case FB_ERR_INVALID_REQUEST:
     case FB_ERR_FILE_SIZE_LIMIT:
         return FNBOX_INVALID_REQUEST;
@@ -48,7 +51,7 @@ static int code_of(const fb_error *err)
 /* Renders err as {"error": {type, message}} into *error (when asked for) and returns its code. */
 int fb_session_fail(const fb_error *err, char **error, size_t *error_len)
 {
-    int code = code_of(err);
+    int code = fb_session_code_of(err);
     if (!error)
         return code;
     json_t *doc = json_pack("{s:{s:s, s:s}}", "error", "type", fb_error_type(err), "message", err->message);
@@ -69,9 +72,57 @@ static void clear_out(char **p, size_t *len)
 
 /* ---- the session's life ---- */
 
-/* A call into the session begins: refused once it is closing. */
+/* Why init ended, as the session's info and errors say it. */
+static void describe_end(const fb_sandbox_end *end, char *out, size_t cap)
+{
+    if (end->memory_limit)
+        snprintf(out, cap, "memory limit");
+    else if (end->term_signal)
+        snprintf(out, cap, "killed by signal %d", end->term_signal);
+    else
+        snprintf(out, cap, "exited with code %d", end->exit_code);
+}
+
+bool fb_session_is_dead(fnbox_session *s, char *reason, size_t cap)
+{
+    pthread_mutex_lock(&s->mu);
+    fb_sandbox_end end;
+    if (!s->dead && !s->closing && s->sb && fb_sandbox_ended(s->sb, &end)) {
+        s->dead = true;
+        describe_end(&end, s->dead_reason, sizeof s->dead_reason);
+    }
+    bool dead = s->dead;
+    if (dead && reason && cap)
+        snprintf(reason, cap, "%s", s->dead_reason);
+    pthread_mutex_unlock(&s->mu);
+    return dead;
+}
+
+static int dead_error(const char *reason, fb_error *err)
+{
+    return fb_set_error(err, FB_ERR_SESSION_DEAD, 0,
+                        "session: its sandbox died (%s): its processes, kernels and files are gone; open a new "
+                        "session", reason);
+}
+
+int fb_session_dead_result(fnbox_session *s, int code, double duration_ms, char **result, size_t *result_len)
+{
+    char reason[96];
+    if (!fb_session_is_dead(s, reason, sizeof reason))
+        return code;
+    fb_error err = {0};
+    dead_error(reason, &err);
+    free(*result);
+    *result = NULL;
+    return fb_result_fail(&err, FNBOX_SESSION_DEAD, duration_ms, NULL, result, result_len);
+}
+
+/* A call into the session begins: refused once it is closing, or dead. */
 int fb_session_enter(fnbox_session *s, fb_error *err)
 {
+    char reason[96];
+    if (fb_session_is_dead(s, reason, sizeof reason))
+        return dead_error(reason, err);
     pthread_mutex_lock(&s->mu);
     bool closing = s->closing;
     if (!closing)
@@ -214,6 +265,16 @@ FNBOX_API void fnbox_session_close(fnbox_session *s)
     session_free(s);
 }
 
+FNBOX_API int fnbox_session_dead(fnbox_session *s, char *reason, size_t cap)
+{
+    return fb_session_is_dead(s, reason, cap) ? 1 : 0;
+}
+
+FNBOX_API int fnbox_session_watch_fd(fnbox_session *s)
+{
+    return fb_sandbox_pidfd(s->sb);
+}
+
 FNBOX_API int fnbox_session_expired(fnbox_session *s)
 {
     double now = fb_session_clock_ms(CLOCK_MONOTONIC);
@@ -242,6 +303,8 @@ FNBOX_API int fnbox_session_info(fnbox_session *s, char **json, size_t *json_len
     double created = s->created_ms, used = s->last_used_ms;
     unsigned running = s->running;
     pthread_mutex_unlock(&s->mu);
+    char reason[96];
+    bool dead = fb_session_is_dead(s, reason, sizeof reason);
     double expires = created + s->opt.max_lifetime_s * 1e3;
     if (used + s->opt.idle_timeout_s * 1e3 < expires)
         expires = used + s->opt.idle_timeout_s * 1e3;
@@ -249,6 +312,11 @@ FNBOX_API int fnbox_session_info(fnbox_session *s, char **json, size_t *json_len
                             iso_time(used), "expiresAt", iso_time(expires), "running", (json_int_t)running,
                             "idleTimeout", s->opt.idle_timeout_s, "maxLifetime", s->opt.max_lifetime_s, "workdir",
                             s->opt.workdir);
+    if (doc && (json_object_set_new(doc, "state", json_string(dead ? "dead" : "running")) < 0 ||
+                (dead && json_object_set_new(doc, "reason", json_string(reason)) < 0))) {
+        json_decref(doc);
+        doc = NULL;
+    }
     return fb_json_dump_out(doc, json, json_len);
 }
 

@@ -34,12 +34,23 @@ struct fnbox_session {
     unsigned running;                 /* commands in progress */
     unsigned long seq;                /* numbers each run's code directory */
     bool closing;
+    bool dead;                        /* its sandbox died by itself (fb_session_is_dead): why in dead_reason */
+    char dead_reason[96];
     double created_ms, last_used_ms;  /* CLOCK_REALTIME, for info */
     double created_mono, last_used_mono;
     struct fb_kernel *kernels[FB_KERNEL_MAX_LANGS]; /* session_kernel.c: one per language, made on first use */
 };
 
-/* A call into the session begins (NotFound once it is closing) / ends (it counts as use). */
+/* Whether the session's sandbox has died by itself (noted once, checked now; never once it is closing:
+ * a shutdown's kill is not a death); reason (cap bytes, when not NULL) gets why. */
+bool fb_session_is_dead(fnbox_session *s, char *reason, size_t cap);
+/* The FNBOX_ code of an error a session call ends with. */
+int fb_session_code_of(const fb_error *err);
+/* A run the sandbox's death ended (or that ended as it died) is not the run's own outcome: when s is dead,
+ * *result is replaced by the SessionDead error and FNBOX_SESSION_DEAD returned; otherwise code. */
+int fb_session_dead_result(fnbox_session *s, int code, double duration_ms, char **result, size_t *result_len);
+/* A call into the session begins (NotFound once it is closing, SessionDead once it died) / ends (it counts
+ * as use). */
 int fb_session_enter(fnbox_session *s, fb_error *err);
 void fb_session_leave(fnbox_session *s);
 /* Renders err as {"error": {type, message}} into *error (when error is not NULL); returns its FNBOX_ code. */

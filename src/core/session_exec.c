@@ -205,7 +205,14 @@ int fb_session_run_program(fnbox_session *s, fb_sandbox_program *p, const fb_cal
         p->output_ctx = &output;
     }
     count_running(s, 1);
+    fb_sandbox_peak window;
+    fb_sandbox_peak_begin(s->sb, &window);
     int rc = fb_sandbox_exec(s->sb, p, out, err);
+    /* The session's cgroup at its highest while this ran (its other programs and files included): the
+     * program's own maxrss misses its tmpfs pages, and counts the copy of fnbox it was forked from */
+    uint64_t peak = fb_sandbox_peak_end(s->sb, &window);
+    if (peak > out->peak_memory_bytes)
+        out->peak_memory_bytes = peak;
     count_running(s, -1);
     /* Killed because the session was shut down under it (DELETE, the reaper, the server stopping): the
      * program was cancelled ("terminated"), it did not crash. */
@@ -282,8 +289,9 @@ int fb_session_api(fnbox_session *s, fb_session_fn fn, const char *request, size
     fb_error err = {0};
     *result = NULL;
     if (fb_session_enter(s, &err) < 0)
-        return fb_result_fail(&err, FNBOX_NOT_FOUND, 0, NULL, result, result_len);
+        return fb_result_fail(&err, fb_session_code_of(&err), 0, NULL, result, result_len);
     int code = fn(s, request, len, &opts, t0, result, result_len);
+    code = fb_session_dead_result(s, code, fb_session_clock_ms(CLOCK_MONOTONIC) - t0, result, result_len);
     fb_session_leave(s);
     return code;
 }

@@ -51,6 +51,7 @@ struct fb_kernel {
     char path_kernel[128], path_harness[128];
     fb_sandbox_program prog;
     fb_sandbox_outcome outcome;   /* the supervisor's, valid once over */
+    uint64_t oom_seen;            /* the session cgroup's OOM kills when its last execute ended */
     fb_error err;
     fnbox_session *s;
 };
@@ -472,6 +473,9 @@ static int send_request(fb_kernel *k, const fb_kernel_request *req, const char *
 typedef struct exec_end {
     bool timed_out, cancelled, restarted, died;
     double cpu_start, cpu_end;    /* the kernel's CPU ms before and after the execute; -1: not known */
+    uint64_t oom_start;           /* the session cgroup's OOM kills as the execute began */
+    uint64_t peak_memory_bytes;   /* the session's cgroup at its highest during the execute */
+    char restart_why[240];        /* kernelRestartReason, when restarted */
 } exec_end;
 
 /* The kernel's CPU ms so far; once it is gone, its init's report of what its children used (the kernel's
@@ -480,6 +484,21 @@ static double cpu_now(fb_kernel *k)
 {
     double ms = fb_kernel_cpu_ms(&k->cpu);
     return ms < 0 && kernel_over(k) ? k->outcome.cpu_ms : ms;
+}
+
+/* How the kernel's process ended (it is over): the memory limit when it was killed and the session cgroup's
+ * OOM killer has killed since oom_before, else its signal or exit code. */
+static void kernel_death(fb_kernel *k, uint64_t oom_before, char *out, size_t cap)
+{
+    const fb_sandbox_outcome *o = &k->outcome;
+    if (o->term_signal == SIGKILL && fb_sandbox_oom_kills(k->s->sb) > oom_before)
+        snprintf(out, cap, "the memory limit");
+    else if (o->term_signal)
+        snprintf(out, cap, "killed by signal %d", o->term_signal);
+    else if (o->exited)
+        snprintf(out, cap, "exited with code %d", o->exit_code);
+    else
+        snprintf(out, cap, "%.60s", k->err.message[0] ? k->err.message : "ended");
 }
 
 /* Waits for the result; at the deadline or cancel, SIGINT; after the grace period, kills the kernel. */
@@ -502,6 +521,9 @@ static void await_result(fb_kernel *k, exec_io *io, double deadline, int cancel_
             end->cpu_end = cpu_now(k);
             kernel_stop(k); /* it ignores SIGINT, or is stuck where a signal does not reach */
             end->restarted = true;
+            snprintf(end->restart_why, sizeof end->restart_why,
+                     "the code did not stop within %d ms of SIGINT, so the kernel was killed: its state is lost",
+                     FB_KERNEL_INTERRUPT_GRACE_MS);
             return;
         }
     }
@@ -511,6 +533,11 @@ static void await_result(fb_kernel *k, exec_io *io, double deadline, int cancel_
             pthread_cond_wait(&k->cv, &k->mu);
         pthread_mutex_unlock(&k->mu);
         end->died = end->restarted = true;
+        char how[64];
+        kernel_death(k, end->oom_start, how, sizeof how);
+        snprintf(end->restart_why, sizeof end->restart_why,
+                 "the %s kernel's process ended during this execute (%s): its state is lost; the next execute "
+                 "starts a fresh kernel", k->lang->name, how);
     }
     end->cpu_end = cpu_now(k);
 }
@@ -532,8 +559,9 @@ static void fill_outcome(fb_kernel *k, exec_io *io, const exec_end *end, double 
         o->exited = k->outcome.exited;
         o->exit_code = k->outcome.exit_code;
         o->term_signal = k->outcome.term_signal;
-        o->oom_killed = k->outcome.oom_killed;
+        o->oom_killed = k->outcome.oom_killed || (o->term_signal == SIGKILL && fb_sandbox_oom_kills(k->s->sb) > end->oom_start);
     }
+    o->peak_memory_bytes = end->peak_memory_bytes;
     o->memory_limit_mechanism = k->outcome.memory_limit_mechanism;
 }
 
@@ -590,7 +618,9 @@ static int render(fb_kernel *k, exec_io *io, const exec_end *end, const fb_kerne
     io->payload = o.result;
     if (rc == 0)
         describe_interrupt(res.obj, io, end, req->timeout_s);
-    if (rc == 0 && json_object_set_new(res.obj, "kernelRestarted", json_boolean(end->restarted)) < 0)
+    if (rc == 0 && (json_object_set_new(res.obj, "kernelRestarted", json_boolean(end->restarted)) < 0 ||
+                    (end->restarted && end->restart_why[0] &&
+                     json_object_set_new(res.obj, "kernelRestartReason", json_string(end->restart_why)) < 0)))
         rc = fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "a kernel result");
     if (rc == 0) {
         fb_result_set_meta(&res, now_ms() - t0, NULL);
@@ -627,12 +657,40 @@ static void exec_io_free(exec_io *io)
     fb_buf_free(&io->payload);
 }
 
+/* A kernel whose process is gone while its supervisor has not yet returned (its init still reaping): the
+ * request pipe's reader is closed (POLLERR). Waits, at most the interrupt grace, for the supervisor, so that
+ * the execute starts a fresh kernel and says why rather than fail on the broken pipe. */
+static void await_if_gone(fb_kernel *k)
+{
+    struct pollfd p = {.fd = k->req_w, .events = POLLOUT};
+    if (!k->started || k->req_w < 0 || poll(&p, 1, 0) != 1 || !(p.revents & POLLERR))
+        return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += FB_KERNEL_INTERRUPT_GRACE_MS / 1000 + 1;
+    pthread_mutex_lock(&k->mu);
+    while (!k->over && pthread_cond_timedwait(&k->cv, &k->mu, &until) == 0)
+        ;
+    pthread_mutex_unlock(&k->mu);
+}
+
 /* Runs req in k (held): a kernel that died since the last execute, or one the request restarts, is started
  * afresh, which the result says; a restart with no kernel started yet discards nothing, and says so. */
 static int exec_held(fb_kernel *k, const fb_kernel_request *req, const fnbox_call_options *opts, double t0,
                      char **result, size_t *result_len, fb_error *err)
 {
     exec_end end = {.cpu_start = -1, .cpu_end = -1};
+    await_if_gone(k);
+    if (k->started && kernel_over(k)) { /* it died since the last execute: say how, once */
+        char how[64];
+        kernel_death(k, k->oom_seen, how, sizeof how);
+        snprintf(end.restart_why, sizeof end.restart_why,
+                 "the %s kernel's process had ended since the last execute (%s): its state was lost; this code ran "
+                 "in a fresh kernel", k->lang->name, how);
+    } else if (k->started && req->restart) {
+        snprintf(end.restart_why, sizeof end.restart_why,
+                 "restart: true: the kernel was killed, its state discarded; this code ran in a fresh kernel");
+    }
     if (k->started && (req->restart || kernel_over(k))) {
         kernel_stop(k);
         end.restarted = true;
@@ -643,15 +701,21 @@ static int exec_held(fb_kernel *k, const fb_kernel_request *req, const fnbox_cal
     exec_io_init(&io, k->s, opts);
     double deadline = now_ms() + req->timeout_s * 1e3;
     end.cpu_start = cpu_now(k);
+    end.oom_start = fb_sandbox_oom_kills(k->s->sb);
+    fb_sandbox_peak window;
+    fb_sandbox_peak_begin(k->s->sb, &window);
     int rc = send_request(k, req, io.mark, io.tell, deadline, err);
     if (rc == 0) {
         await_result(k, &io, deadline, opts->cancel_fd, &end);
+        end.peak_memory_bytes = fb_sandbox_peak_end(k->s->sb, &window);
+        rc = render(k, &io, &end, req, t0, result, result_len, err); /* before the stop: it reads the outcome */
         if (end.died)
             kernel_stop(k);
-        rc = render(k, &io, &end, req, t0, result, result_len, err);
     } else {
+        (void)fb_sandbox_peak_end(k->s->sb, &window);
         kernel_stop(k);
     }
+    k->oom_seen = fb_sandbox_oom_kills(k->s->sb);
     exec_io_free(&io);
     return rc;
 }
@@ -665,7 +729,7 @@ FNBOX_API int fnbox_session_kernel_exec(fnbox_session *s, const char *language, 
     fb_error err = {0};
     *result = NULL;
     if (fb_session_enter(s, &err) < 0)
-        return fb_result_fail(&err, FNBOX_NOT_FOUND, 0, NULL, result, result_len);
+        return fb_result_fail(&err, fb_session_code_of(&err), 0, NULL, result, result_len);
     fb_kernel_request req = {0};
     fb_kernel *k = NULL;
     int code = FNBOX_OK;
@@ -679,6 +743,7 @@ FNBOX_API int fnbox_session_kernel_exec(fnbox_session *s, const char *language, 
         kernel_release(k);
     }
     fb_kernel_request_free(&req);
+    code = fb_session_dead_result(s, code, now_ms() - t0, result, result_len);
     fb_session_leave(s);
     return code;
 }

@@ -169,6 +169,8 @@ static void outcome_init(const fb_sandbox *sb, const fb_sandbox_program *prog, f
 int fb_sandbox_exec(fb_sandbox *sb, const fb_sandbox_program *prog, fb_sandbox_outcome *out, fb_error *err)
 {
     outcome_init(sb, prog, out);
+    /* An OOM kill from here on may be what ends init (watch.c tells the memory limit by it) */
+    __atomic_store_n(&sb->oom_seen, fb_cgroup_oom_kills(&sb->cg), __ATOMIC_RELAXED);
     exec_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
     pid_t init = -1;
     int rc = -1;

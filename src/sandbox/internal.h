@@ -108,6 +108,12 @@ int fb_cgroup_join_self(const int tasks_fd[2], fb_error *err);
 void fb_cgroup_read_stats(const fb_cgroup *cg, uint64_t *peak_bytes, bool *oom_killed, uint64_t *pids_refused);
 /* The memory the cgroup holds now (its processes and tmpfs pages); 0 without a memory cgroup. */
 uint64_t fb_cgroup_read_current(const fb_cgroup *cg);
+/* The kills the memory cgroup's OOM killer made (memory.events oom_kill on v2, memory.oom_control on v1). */
+uint64_t fb_cgroup_oom_kills(const fb_cgroup *cg);
+/* A peak window (fb_sandbox_peak): v2 opens memory.peak and resets it for that file (-1 where the kernel
+ * cannot: the cgroup's whole-life peak is read then); v1 resets the cgroup's peak when reset is true. */
+int fb_cgroup_peak_open(const fb_cgroup *cg, bool reset);
+uint64_t fb_cgroup_peak_read(const fb_cgroup *cg, int fd);
 /* Whether memory and pids limits can change after the program started (both are cgroup files here). */
 bool fb_cgroup_can_relimit(const fb_cgroup *cg);
 /* Sets the memory and pids limits of to where they differ from from (a prepared call's own limits).
@@ -171,6 +177,8 @@ struct fb_sandbox {
     bool prepared;            /* prepared and not yet run */
     bool input_later;         /* prepared: keep the input pipe, whatever spec->input says */
     uint64_t inherited_rss;   /* prepared: our RSS when init was cloned, which init's own maxrss reflects */
+    uint64_t oom_seen;        /* long-lived: the cgroup's OOM kills when the last exec began (atomic) */
+    unsigned peak_windows;    /* long-lived: fb_sandbox_peak windows open now (atomic; cgroup v1's reset) */
 };
 #define FB_SANDBOX_CREATE_TIMEOUT_S 30 /* a long-lived sandbox's init has this long to build its root */
 

@@ -341,6 +341,51 @@ uint64_t fb_cgroup_read_current(const fb_cgroup *cg)
     return v;
 }
 
+uint64_t fb_cgroup_oom_kills(const fb_cgroup *cg)
+{
+    uint64_t v = 0;
+    if (cg->memory_dir[0])
+        (void)read_u64(cg->memory_dir, cg->v2 ? "memory.events" : "memory.oom_control", "oom_kill", &v);
+    return v;
+}
+
+int fb_cgroup_peak_open(const fb_cgroup *cg, bool reset)
+{
+    if (!cg->memory_dir[0])
+        return -1;
+    if (!cg->v2) {
+        /* v1: writing 0 sets the cgroup's peak to its usage now (memory.max_usage_in_bytes) */
+        if (reset)
+            (void)write_text(cg->memory_dir, "memory.max_usage_in_bytes", "0");
+        return -1;
+    }
+    /* v2 (Linux 6.12+): a write to an open memory.peak resets the peak that file reads, not the others' */
+    char path[640];
+    snprintf(path, sizeof path, "%s/memory.peak", cg->memory_dir);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && write(fd, "reset\n", 6) != 6)
+        fb_close(&fd);
+    return fd;
+}
+
+uint64_t fb_cgroup_peak_read(const fb_cgroup *cg, int fd)
+{
+    uint64_t v = 0;
+    if (!cg->memory_dir[0])
+        return 0;
+    if (fd < 0) {
+        (void)read_u64(cg->memory_dir, cg->v2 ? "memory.peak" : "memory.max_usage_in_bytes", NULL, &v);
+        return v;
+    }
+    char buf[32];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n > 0) {
+        buf[n] = '\0';
+        v = strtoull(buf, NULL, 10);
+    }
+    return v;
+}
+
 /* Kills every process still listed in dir's cgroup.procs (v1 has no cgroup.kill). Each pid is pinned with a
  * pidfd and checked to be listed still after that, so a pid reused by an unrelated process is never hit.
  * Returns how many were listed. */

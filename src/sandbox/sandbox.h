@@ -209,6 +209,30 @@ typedef struct fb_sandbox_user {
 /* An O_PATH fd of the sandbox's root directory (owned by the sandbox, valid until destroy), for file
  * operations resolved inside it on the host's behalf (fs/inroot.h), and the user to do them as. */
 int fb_sandbox_root(const fb_sandbox *sb, fb_sandbox_user *user);
+/* How a long-lived sandbox ended by itself (its init killed from outside, or by the memory limit): what
+ * fb_sandbox_ended reports. */
+typedef struct fb_sandbox_end {
+    int term_signal;              /* init was killed by this signal (0: it exited, exit_code) */
+    int exit_code;
+    bool memory_limit;            /* the cgroup's OOM killer killed something since the last exec began */
+} fb_sandbox_end;
+/* Whether the sandbox's init has ended (checked now, without waiting; the pid stays ours until destroy):
+ * then every process of it is gone and no exec can run. Not for a sandbox fb_sandbox_kill ended. */
+bool fb_sandbox_ended(fb_sandbox *sb, fb_sandbox_end *end);
+/* A pidfd of the sandbox's init: readable (POLLIN) once it has ended. The sandbox's own, until destroy. */
+int fb_sandbox_pidfd(const fb_sandbox *sb);
+/* The kills its cgroup's OOM killer has made so far (0: none, or no memory cgroup). */
+uint64_t fb_sandbox_oom_kills(const fb_sandbox *sb);
+/* The most memory the sandbox's cgroup held over a window (a session's command, a kernel's cell): begin, run,
+ * end. Everything the cgroup holds counts: the sandbox's tmpfs files, its other programs. cgroup v2 keeps a
+ * peak per open file of memory.peak (Linux 6.12+), so windows overlap freely; v1 has one peak per cgroup,
+ * reset when a window begins with no other open, so an overlapping window's figure covers the others' too
+ * (never less than its own). 0 without a memory cgroup. */
+typedef struct fb_sandbox_peak {
+    int fd;                       /* v2: our reset memory.peak, or -1 */
+} fb_sandbox_peak;
+void fb_sandbox_peak_begin(fb_sandbox *sb, fb_sandbox_peak *w);
+uint64_t fb_sandbox_peak_end(fb_sandbox *sb, fb_sandbox_peak *w);
 /* Kills every process of the sandbox now (running execs end as killed); destroy still follows. */
 void fb_sandbox_kill(fb_sandbox *sb);
 /* Kills every process of the sandbox and removes its cgroup; its mounts go with its last process. No exec

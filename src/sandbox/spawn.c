@@ -865,6 +865,7 @@ int fb_sandbox_create(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *e
         fb_sandbox_destroy(sb);
         return -1;
     }
+    sb->oom_seen = fb_cgroup_oom_kills(&sb->cg); /* what its set-up cost: not what ends it (watch.c) */
     fb_close(&sb->f.report[0]); /* init's set-up report: nothing more comes on it */
     fb_close(&sb->f.sync[1]);
     char path[64];

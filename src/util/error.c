@@ -37,6 +37,7 @@ static const kind_info k_kinds[] = {
     [FB_ERR_METHOD_NOT_ALLOWED] = {"MethodNotAllowed", FB_ERRFAM_REQUEST},
     [FB_ERR_UNAUTHORIZED] = {"Unauthorized", FB_ERRFAM_REQUEST},
     [FB_ERR_PAYLOAD_TOO_LARGE] = {"PayloadTooLarge", FB_ERRFAM_REQUEST},
+    [FB_ERR_SESSION_DEAD] = {"SessionDead", FB_ERRFAM_REQUEST},
     [FB_ERR_OVERLOADED] = {"Overloaded", FB_ERRFAM_SETUP},
     [FB_ERR_OUT_OF_MEMORY] = {"OutOfMemory", FB_ERRFAM_FNBOX},
     [FB_ERR_INTERNAL] = {"InternalError", FB_ERRFAM_FNBOX},

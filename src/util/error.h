@@ -48,6 +48,7 @@ typedef enum fb_errkind {
     FB_ERR_METHOD_NOT_ALLOWED,  /* MethodNotAllowed: the path exists, not with this method (405) */
     FB_ERR_UNAUTHORIZED,        /* Unauthorized: no bearer token, or not one the server holds (401) */
     FB_ERR_PAYLOAD_TOO_LARGE,   /* PayloadTooLarge: a body over the server's maximum (413) */
+    FB_ERR_SESSION_DEAD,        /* SessionDead: the session's sandbox died by itself; open a new one (410) */
     FB_ERR_OVERLOADED,          /* Overloaded: every execution slot and queue place taken, or shutting
                                    down; nothing ran, try again later (503, Retry-After) */
     /* fnbox itself */

@@ -172,3 +172,36 @@ def test_php_kernel(sess):
     kexec(sess, "$again = 1;", "php")
     assert sess.req("DELETE", "/kernels/php").status == 204
     assert kexec(sess, "isset($again)", "php")["result"] is False
+
+
+def _kernel_pids(srv):
+    from servelib import cmdline, descendants
+    return [p for p in descendants(srv.proc.pid) if "python_kernel" in cmdline(p) or "kernel.py" in cmdline(p)]
+
+
+def test_kernel_killed_between_executes_says_so(token_file):
+    import os
+    import signal
+    with Server("--token-file", token_file) as srv:
+        s = Session(srv)
+        assert s.kernel("x = 41")["status"] == "success"
+        pids = _kernel_pids(srv)
+        assert len(pids) == 1, pids
+        os.kill(pids[0], signal.SIGKILL)
+        wait_for(lambda: not _kernel_pids(srv), timeout=5, what="the kernel gone")
+        r = s.kernel("'x' in globals()")
+        assert r["status"] == "success" and r["result"] is False, r  # a fresh kernel ran it
+        assert r["kernelRestarted"] is True, r
+        assert "killed by signal 9" in r["kernelRestartReason"] and "fresh kernel" in r["kernelRestartReason"], r
+        again = s.kernel("1")
+        assert again["kernelRestarted"] is False and "kernelRestartReason" not in again, again
+        assert s.req("GET").json()["state"] == "running"  # the session lives on
+        s.close()
+
+
+def test_kernel_usage_is_measured(sess):
+    burn = sess.kernel("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass")
+    assert burn["usage"]["cpuMs"] > 100, burn
+    r = sess.kernel("x = bytearray(60 << 20)\nlen(x)")
+    assert r["status"] == "success", r
+    assert r["usage"]["peakMemoryBytes"] > 50 << 20, r

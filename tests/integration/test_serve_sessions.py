@@ -13,7 +13,7 @@ import time
 import pytest
 
 from fnboxlib import marker
-from servelib import TOKEN, Server, Session, cgroups_of, descendants, error_of, host_pids_matching, ok, wait_for
+from servelib import TOKEN, Server, Session, cgroups_of, cmdline, descendants, error_of, host_pids_matching, metric, ok, wait_for
 
 OTHER = "second-token-abcdefghijklmnop"
 
@@ -717,3 +717,126 @@ def test_metrics_count_sessions(server):
     text = server.request("GET", "/metrics", token=TOKEN).body.decode()
     s.close()
     assert "session" in text, text[:2000]
+
+
+# ---- a dead session (its sandbox's init killed from outside, or by the memory limit) ----
+
+def _session_inits(srv):
+    """Host pids of the sandbox inits the server started: its direct children named fnbox-init (a command's
+    init is a grandchild)."""
+    out = set()
+    for p in descendants(srv.proc.pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == srv.proc.pid and cmdline(p) == "fnbox-init":
+            out.add(p)
+    return out
+
+
+def _open_with_init(srv, options=None):
+    before = _session_inits(srv)
+    s = Session(srv, options)
+    new = _session_inits(srv) - before
+    assert len(new) == 1, new
+    return s, new.pop()
+
+
+def _assert_dead(srv, s, cause):
+    """s answers as a dead session: info state/reason, 410 SessionDead naming the cause on every route."""
+    info = s.req("GET")
+    assert info.status == 200 and info.json()["state"] == "dead" and info.json()["reason"] == cause, info
+    assert info.json()["id"] == s.id, info
+    for r in (s.req("POST", "/commands", {"command": "true"}), s.get("x"), s.put("x", "1"), s.ls("."),
+              s.req("POST", "/kernels/python/execute", {"code": "1"})):
+        msg = error_of(r, 410, "SessionDead")
+        assert cause in msg and "open a new session" in msg, msg
+    assert metric(srv, "fnbox_sessions_dead_total") >= 1
+    assert metric(srv, "fnbox_sessions_open") == 0
+    lines = [line for line in srv.lines() if line.get("event") == "session-dead"]
+    assert lines and lines[-1]["session"] == s.id and lines[-1]["reason"] == cause, srv.log_text()[-2000:]
+    # its resources are gone at once: no process, no cgroup (the server still runs)
+    assert not _session_inits(srv), _session_inits(srv)
+    wait_for(lambda: not cgroups_of(srv.proc.pid, srv.started), timeout=10, what="the session's cgroups removed")
+    assert s.close().status == 204  # a dead session's id is forgotten on DELETE
+    error_of(s.req("GET"), 404, "NotFound")
+
+
+def test_session_killed_from_outside_is_dead():
+    with Server() as srv:
+        other = Session(srv)
+        s, init = _open_with_init(srv)
+        assert s.info["state"] == "running", s.info
+        assert ok(s.cmd("echo hi")) == "hi\n"
+        os.kill(init, signal.SIGKILL)
+        # noticed at once (the reaper watches the init), not at the next request
+        wait_for(lambda: any(line.get("event") == "session-dead" for line in srv.lines()), timeout=5,
+                 what="the death logged")
+        assert metric(srv, "fnbox_sessions_dead_total") == 1
+        other.close()
+        _assert_dead(srv, s, "killed by signal 9")
+        r = other.req("GET")
+        error_of(r, 404, "NotFound")  # a closed session is not dead
+
+
+def _memory_cgroup_of(srv):
+    dirs = [d for d in cgroups_of(srv.proc.pid, srv.started)
+            if os.path.exists(os.path.join(d, "memory.max_usage_in_bytes")) or os.path.exists(os.path.join(d, "memory.peak"))]
+    return dirs[0] if len(dirs) == 1 else None
+
+
+def test_session_killed_by_its_memory_limit_is_dead():
+    """A session's init dies with its memory limit where the OOM killer may take it (cgroup v2 without the
+    right to exempt init: memory.oom.group takes it with the rest). As root fnbox exempts init, and on cgroup
+    v1 init is outside the session's memory cgroup; so the test puts init there, first in the OOM killer's
+    line (oom_score_adj 1000, once the command's processes exist: they would inherit it), as such a host
+    has it, and the command's filling of the session's memory then kills it."""
+    if os.geteuid() != 0:
+        pytest.skip("moves the session's init between cgroups: needs root")
+    with Server() as srv:
+        s, init = _open_with_init(srv, {"limits": {"memoryBytes": 96 << 20, "fileSizeBytes": 512 << 20,
+                                                   "tmpBytes": 512 << 20}})
+        cg = _memory_cgroup_of(srv)
+        if not cg:
+            pytest.skip("no memory cgroup for the session (fnbox doctor says why)")
+        box = {}
+        # the memory goes into the session's /tmp (tmpfs, charged to the session, in no process's RSS), so that
+        # init, with the highest score, is the OOM killer's choice rather than the writer
+        command = "while [ ! -e /tmp/go ]; do sleep 0.05; done; head -c 419430400 /dev/zero > /tmp/fill"
+        t = threading.Thread(target=lambda: box.setdefault("r", s.req("POST", "/commands", {"command": command})))
+        t.start()
+        wait_for(lambda: any(cmdline(p).startswith("sleep") for p in descendants(init)), timeout=10,
+                 what="the command waiting")
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write(str(init))
+        with open(f"/proc/{init}/oom_score_adj", "w") as f:
+            f.write("1000")
+        assert s.put("/tmp/go", "").status == 204
+        t.join(30)
+        # the request the death ended says so too
+        msg = error_of(box["r"], 410, "SessionDead")
+        assert "memory limit" in msg, msg
+        _assert_dead(srv, s, "memory limit")
+
+
+def test_command_killed_by_the_memory_limit_leaves_the_session_running():
+    with Server() as srv:
+        s = Session(srv, {"limits": {"memoryBytes": 96 << 20}})
+        r = s.cmd("python3 -c 'x = bytearray(400 << 20)'")
+        assert r["exitCode"] == 137, r
+        assert s.req("GET").json()["state"] == "running"
+        assert ok(s.cmd("echo alive")) == "alive\n"
+        assert metric(srv, "fnbox_sessions_dead_total") == 0
+        s.close()
+
+
+def test_command_usage_is_measured(sess):
+    burn = sess.cmd("python3 -c 'import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass'")
+    assert burn["usage"]["cpuMs"] > 100, burn
+    # 60 MB in the session's /tmp (tmpfs: pages the program's own maxrss never counts)
+    r = sess.cmd("head -c 62914560 /dev/zero > /tmp/big && ls -l /tmp/big")
+    assert r["exitCode"] == 0, r
+    assert r["usage"]["peakMemoryBytes"] > 50 << 20, r
+    sess.rm("/tmp/big")

@@ -55,7 +55,8 @@ fb_http_reply fb_http_handle_metrics(fb_http_exchange *x)
     fb_buf out;
     fb_buf_init(&out, FB_HTTP_METRICS_MAX);
     size_t len = 0;
-    char *text = fb_http_metrics_render(&x->srv->metrics, running, queued, fb_http_sessions_count(&x->srv->sessions), &out) == 0 ? fb_buf_steal(&out, &len) : NULL;
+    char *text = fb_http_metrics_render(&x->srv->metrics, running, queued, fb_http_sessions_count(&x->srv->sessions),
+                                        fb_http_sessions_dead_total(&x->srv->sessions), &out) == 0 ? fb_buf_steal(&out, &len) : NULL;
     fb_buf_free(&out);
     if (!text)
         return (fb_http_reply){0, NULL, 0};

@@ -137,7 +137,8 @@ static int render_latency(const fb_http_metrics *m, fb_buf *out)
     return rc;
 }
 
-int fb_http_metrics_render(fb_http_metrics *m, unsigned running, unsigned queued, unsigned sessions, fb_buf *out)
+int fb_http_metrics_render(fb_http_metrics *m, unsigned running, unsigned queued, unsigned sessions,
+                           unsigned long sessions_dead, fb_buf *out)
 {
     pthread_mutex_lock(&m->mu);
     fb_http_metrics snap = *m; /* a consistent copy; rendering holds no lock */
@@ -151,6 +152,9 @@ int fb_http_metrics_render(fb_http_metrics *m, unsigned running, unsigned queued
                    "# TYPE fnbox_executions_queued gauge\nfnbox_executions_queued %u\n", queued);
     rc |= put(out, "# HELP fnbox_sessions_open Sessions open now.\n"
                    "# TYPE fnbox_sessions_open gauge\nfnbox_sessions_open %u\n", sessions);
+    rc |= put(out, "# HELP fnbox_sessions_dead_total Sessions whose sandbox died by itself (the memory limit, a "
+                   "signal): closed by the server, their requests answered 410.\n"
+                   "# TYPE fnbox_sessions_dead_total counter\nfnbox_sessions_dead_total %lu\n", sessions_dead);
     rc |= render_latency(&snap, out);
     return rc ? -1 : 0;
 }

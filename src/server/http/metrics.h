@@ -31,7 +31,8 @@ void fb_http_metrics_request(fb_http_metrics *m, fb_http_route_id route, unsigne
 /* One execution's result, by its status field ("success", ...; NULL or other text: "unknown"). */
 void fb_http_metrics_execution(fb_http_metrics *m, const char *status);
 /* Appends the exposition text (format 0.0.4) to out. -1 on allocation failure. */
-int fb_http_metrics_render(fb_http_metrics *m, unsigned running, unsigned queued, unsigned sessions, fb_buf *out);
+int fb_http_metrics_render(fb_http_metrics *m, unsigned running, unsigned queued, unsigned sessions,
+                           unsigned long sessions_dead, fb_buf *out);
 
 /* The top-level "status" string of a result JSON, without parsing the rest (a result may be hundreds of
  * megabytes): copied into out (at most cap - 1 bytes). False when there is none or the text is not a

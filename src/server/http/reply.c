@@ -19,6 +19,8 @@ unsigned fb_http_status_of_kind(fb_errkind kind)
         return MHD_HTTP_UNAUTHORIZED;
     case FB_ERR_PAYLOAD_TOO_LARGE:
         return MHD_HTTP_CONTENT_TOO_LARGE;
+    case FB_ERR_SESSION_DEAD:
+        return MHD_HTTP_GONE; /* it existed and will not come back: open a new one */
     default:
         break;
     }
@@ -51,6 +53,8 @@ unsigned fb_http_status_of_call(int rc)
         return fb_http_status_of_kind(FB_ERR_NOT_FOUND);
     case FNBOX_DENIED:
         return fb_http_status_of_kind(FB_ERR_PERMISSION_DENIED);
+    case FNBOX_SESSION_DEAD:
+        return fb_http_status_of_kind(FB_ERR_SESSION_DEAD);
     default:
         return fb_http_status_of_kind(FB_ERR_OUT_OF_MEMORY);
     }

@@ -22,6 +22,19 @@ static fb_http_reply not_found(const fb_http_exchange *x)
     return fb_http_reply_error(&err);
 }
 
+/* No open session by that id: 410 when it is a dead session's tombstone (sessions.h), else 404. */
+static fb_http_reply missing(const fb_http_exchange *x)
+{
+    char reason[96];
+    if (!fb_http_sessions_dead(&x->srv->sessions, x->match.id, x->owner, reason, sizeof reason, NULL))
+        return not_found(x);
+    fb_error err = {0};
+    fb_set_error(&err, FB_ERR_SESSION_DEAD, 0,
+                 "session '%.64s': its sandbox died (%s): its processes, kernels and files are gone; open a new "
+                 "session", x->match.id, reason);
+    return fb_http_reply_error(&err);
+}
+
 /* An API error JSON (fnbox_session_*) as the answer, its status from the return code. */
 static fb_http_reply api_error(int rc, char *error)
 {
@@ -84,12 +97,16 @@ static fb_http_reply info(fb_http_exchange *x, fb_http_session *e)
 
 fb_http_reply fb_http_handle_session(fb_http_exchange *x)
 {
-    if (strcmp(x->method, "DELETE") == 0) {
-        if (!fb_http_sessions_close(&x->srv->sessions, x->match.id, x->owner))
+    if (strcmp(x->method, "DELETE") == 0) { /* a dead session's tombstone is forgotten: closing it succeeds */
+        if (!fb_http_sessions_close(&x->srv->sessions, x->match.id, x->owner) &&
+            !fb_http_sessions_forget(&x->srv->sessions, x->match.id, x->owner))
             return not_found(x);
         return empty(MHD_HTTP_NO_CONTENT);
     }
     fb_http_session *e = fb_http_sessions_get(&x->srv->sessions, x->match.id, x->owner);
+    char reason[96], *last = NULL;
+    if (!e && fb_http_sessions_dead(&x->srv->sessions, x->match.id, x->owner, reason, sizeof reason, &last) && last)
+        return fb_http_reply_json(MHD_HTTP_OK, last, strlen(last), free, true); /* state "dead", reason */
     if (!e)
         return not_found(x);
     fb_http_reply rep = info(x, e);
@@ -104,7 +121,7 @@ fb_http_reply fb_http_handle_session_sync(fb_http_exchange *x)
     fb_http_session *e = fb_http_sessions_get(&x->srv->sessions, x->match.id, x->owner);
     if (!e) {
         fb_buf_free(&x->body);
-        return not_found(x);
+        return missing(x);
     }
     char *report = NULL, *error = NULL;
     size_t len = 0;
@@ -175,7 +192,7 @@ static fb_http_reply run(fb_http_exchange *x)
     h->e = fb_http_sessions_get(h->table, x->match.id, x->owner);
     if (!h->e) {
         free(h);
-        return not_found(x);
+        return missing(x);
     }
     if (x->match.route == FB_HTTP_ROUTE_SESSION_KERNEL_EXEC)
         return fb_http_run_reply_kernel(x, fb_http_session_api(h->e), x->match.lang, release, h);
@@ -187,7 +204,7 @@ fb_http_reply fb_http_handle_session_kernel(fb_http_exchange *x)
 {
     fb_http_session *e = fb_http_sessions_get(&x->srv->sessions, x->match.id, x->owner);
     if (!e)
-        return not_found(x);
+        return missing(x);
     char *error = NULL;
     int rc = fnbox_session_kernel_restart(fb_http_session_api(e), x->match.lang, &error, NULL);
     fb_http_sessions_put(&x->srv->sessions, e);
@@ -250,7 +267,7 @@ fb_http_reply fb_http_handle_session_files(fb_http_exchange *x)
         return fb_http_reply_error(&err);
     fb_http_session *e = fb_http_sessions_get(&x->srv->sessions, x->match.id, x->owner);
     if (!e)
-        return not_found(x);
+        return missing(x);
     fb_http_reply rep = file_op(x, fb_http_session_api(e), path, plen);
     fb_http_sessions_put(&x->srv->sessions, e);
     return rep;

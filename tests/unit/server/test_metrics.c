@@ -18,7 +18,7 @@ static char *render(fb_http_metrics *m, unsigned running, unsigned queued)
 {
     fb_buf b;
     fb_buf_init(&b, FB_HTTP_METRICS_MAX);
-    assert_int_equal(fb_http_metrics_render(m, running, queued, 3, &b), 0);
+    assert_int_equal(fb_http_metrics_render(m, running, queued, 3, 2, &b), 0);
     assert_false(b.truncated);
     char *text = fb_buf_steal(&b, NULL);
     assert_non_null(text);
@@ -62,6 +62,8 @@ static void test_render(void **state)
     has_line(t, "fnbox_executions_total{status=\"error\"} 0");
     has_line(t, "fnbox_executions_total{status=\"unknown\"} 2");
     has_line(t, "fnbox_executions_in_flight 3");
+    has_line(t, "fnbox_sessions_open 3");
+    has_line(t, "fnbox_sessions_dead_total 2");
     has_line(t, "fnbox_executions_queued 7");
     has_line(t, "# TYPE fnbox_http_request_duration_seconds histogram");
     has_line(t, "fnbox_http_request_duration_seconds_bucket{route=\"/v1/call\",le=\"0.005\"} 1");

@@ -25,6 +25,7 @@ static void test_status_of_kind(void **state)
     assert_int_equal(fb_http_status_of_kind(FB_ERR_NOT_FOUND), 404);
     assert_int_equal(fb_http_status_of_kind(FB_ERR_METHOD_NOT_ALLOWED), 405);
     assert_int_equal(fb_http_status_of_kind(FB_ERR_PAYLOAD_TOO_LARGE), 413);
+    assert_int_equal(fb_http_status_of_kind(FB_ERR_SESSION_DEAD), 410);
     assert_int_equal(fb_http_status_of_kind(FB_ERR_OVERLOADED), 503);
     assert_int_equal(fb_http_status_of_kind(FB_ERR_SANDBOX_SETUP), 503);
     assert_int_equal(fb_http_status_of_kind(FB_ERR_KERNEL_FEATURE), 503);
@@ -46,6 +47,7 @@ static void test_status_of_call(void **state)
     assert_int_equal(fb_http_status_of_call(FNBOX_OK), 200);
     assert_int_equal(fb_http_status_of_call(FNBOX_INVALID_REQUEST), 400);
     assert_int_equal(fb_http_status_of_call(FNBOX_SANDBOX_FAILED), 503);
+    assert_int_equal(fb_http_status_of_call(FNBOX_SESSION_DEAD), 410);
     assert_int_equal(fb_http_status_of_call(FNBOX_NO_RESULT), 500);
 }
 
