@@ -89,8 +89,8 @@ export interface FnboxSandboxOptions {
 
 /** Options of `FnboxSandbox.runCode`. */
 export interface RunCodeOptions {
-  /** `python` (`py`, `python3`) or `javascript` (`js`, `node`) with `kernel`; without it, any language
-   * `executeCode` takes. Default `python`. */
+  /** `python` (`py`, `python3`), `javascript` (`js`, `node`), `ruby` (`rb`) or `php` with `kernel`; without
+   * it, any language `executeCode` takes. Default `python`. */
   language?: string;
   /** Run in the session's long-lived interpreter of that language (default true): variables, imports and
    * loaded data stay for the next `runCode`. `false`: a fresh process, as `executeCode`. */
