@@ -250,6 +250,9 @@ if [ "${CLIENTS:-1}" != 0 ] && [ -x build/fnbox ]; then
     # fnbox/strands as a registry user gets it: the packed tarball in scratch apps with their own SDK (Node 20
     # + @strands-agents/sdk 1.16, Node 22 + 1.19), clients/node/test/strands.run.mjs
     run_node "clients-node-strands" clients/node node test/strands.run.mjs
+    # the README's install routes in fresh scratch apps, from a fresh checkout of clients/node (no dist/):
+    # `npm install <folder>` and a packed tarball, then both entry points and the seed's quick start
+    run_node "clients-node-install" clients/node node test/install.run.mjs
     run_pytest build/fnbox "clients-python" clients/python/tests
     unset FNBOX_BIN
 fi

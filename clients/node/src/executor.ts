@@ -10,6 +10,7 @@
  */
 import { isAbsolute, join, resolve } from 'node:path';
 import { FnboxError } from './errors.js';
+import { presentFiles, toSeedChange, toSyncChange, type Kind } from './executor/changes.js';
 import { SeedEventEmitter } from './executor/events.js';
 import { renderReport } from './executor/report.js';
 import {
@@ -18,7 +19,6 @@ import {
   getReporting,
   prepareRequest,
   presetAllowsAllFs,
-  toSyncChange,
   withMount,
   withReporting,
 } from './executor/request.js';
@@ -38,6 +38,7 @@ import type {
   SyncEventConfig,
   SyncReport,
   SyncResult,
+  WireFileChange,
 } from './types.js';
 
 export interface ExecutorOptions {
@@ -70,11 +71,13 @@ export interface SyncFilesOptions {
   signal?: AbortSignal;
 }
 
-type Kind = 'created' | 'modified' | 'deleted';
 const KINDS: Kind[] = ['created', 'modified', 'deleted'];
 
 interface Item {
-  change: FileChange;
+  /** fnbox's form, as `fnbox sync` gets it. */
+  change: WireFileChange;
+  /** The seed's form, as the handlers get it. */
+  seed: FileChange;
   kind: Kind;
   /** Its index in the list fnbox's sync would get (for fnbox's order). */
   idx: number;
@@ -162,8 +165,12 @@ export class SandboxExecutor extends SeedEventEmitter {
       result = await this.#executeAsking(prepared, mount, options);
     } else {
       result = await this.#transport.call(prepared, options);
-      if (result.files) addSummaryMethods(result.files);
-      this.#emitEvents(result, result.events ?? []);
+      const received = new Date();
+      if (result.files) {
+        presentFiles(result.files as unknown as Record<string, unknown>, received);
+        addSummaryMethods(result.files);
+      }
+      this.#emitEvents(result, result.events ?? [], received);
     }
     return result as ExecutionResult<T>;
   }
@@ -172,12 +179,19 @@ export class SandboxExecutor extends SeedEventEmitter {
    * Writes the given changes (e.g. `result.files.created`, filtered) to the mount's host directories:
    * `fnbox sync`, with batch sync's atomic, beneath-the-mount-only writes. A mount without `permissions`
    * applies every change given; one with `permissions` is checked against them. Changes in the seed's own
-   * shape (`type: 'create' | 'modify' | 'delete'`, `Uint8Array` content) are accepted too.
+   * shape (as `result.files` lists them: `type: 'create' | 'modify' | 'delete'`, `Uint8Array` content) and
+   * fnbox's wire form (`WireFileChange`) are both accepted.
    */
-  async syncFiles(changes: FileChange[] | Partial<FileChangeSummary>, mount: MountConfig, options: SyncFilesOptions = {}): Promise<SyncResult> {
+  async syncFiles(
+    changes: Array<FileChange | WireFileChange> | Partial<Pick<FileChangeSummary, Kind>>,
+    mount: MountConfig,
+    options: SyncFilesOptions = {},
+  ): Promise<SyncResult> {
     const list = Array.isArray(changes)
       ? changes.map((c) => toSyncChange(c))
-      : KINDS.flatMap((kind) => ((changes as Record<string, FileChange[] | undefined>)[kind] ?? []).map((c) => ({ ...toSyncChange(c), kind })));
+      : KINDS.flatMap((kind) =>
+          ((changes as Record<string, unknown[] | undefined>)[kind] ?? []).map((c) => ({ ...(toSyncChange(c) as Record<string, unknown>), kind })),
+        );
     const report = await this.#transport.sync({ changes: list, mount, onError: options.onError ?? 'continue' }, options.signal);
     return toSyncResult(report);
   }
@@ -189,16 +203,17 @@ export class SandboxExecutor extends SeedEventEmitter {
 
   /* ---------------- events from a result ---------------- */
 
-  /** The change a result reports at a path, with its kind and host path, for the event handlers. */
-  #changeFor(result: ExecutionResult, ev: ResultEvent): FileChange {
-    const kind = ev.change;
-    const found = kind && result.files ? result.files[kind]?.find((c) => c.path === ev.path) : undefined;
-    const base: FileChange = found ?? { path: ev.path, type: ev.fileType ?? 'file' };
-    return { ...base, ...(kind ? { kind } : {}), ...(ev.realPath ? { realPath: ev.realPath } : {}) };
+  /** The change a result reports at a path (the seed's shape), with its host path, for the event handlers. */
+  #changeFor(result: ExecutionResult, ev: ResultEvent, received: Date): FileChange {
+    const kind = ev.change ?? 'modified';
+    const found = result.files?.[kind]?.find((c) => c.path === ev.path);
+    /* not listed (includeChanges: false): what the event says of it */
+    const base: FileChange = found ? { ...found } : toSeedChange({ path: ev.path, type: ev.fileType ?? 'file' }, kind, received);
+    return { ...base, ...(ev.realPath ? { realPath: ev.realPath } : {}) };
   }
 
   /** Raises `permissionDenied`, `afterSync` and `syncError` for the result's events (beforeSync was asked already, if at all). */
-  #emitEvents(result: ExecutionResult, events: ResultEvent[], skipPermissionDenied = false): void {
+  #emitEvents(result: ExecutionResult, events: ResultEvent[], received: Date, skipPermissionDenied = false): void {
     const errors = new Map<string, Error>();
     const errorFor = (ev: ResultEvent): Error => {
       let err = errors.get(ev.path);
@@ -214,11 +229,11 @@ export class SandboxExecutor extends SeedEventEmitter {
         const { type: _t, ...record } = ev;
         this.emit('permissionDenied', record as PermissionDeniedRecord);
       } else if (ev.type === 'afterSync') {
-        const data: AfterSyncEventData = { ...this.#changeFor(result, ev), success: ev.success === true };
+        const data: AfterSyncEventData = { ...this.#changeFor(result, ev, received), success: ev.success === true };
         if (ev.success !== true) data.error = errorFor(ev);
         this.emit('afterSync', data);
       } else if (ev.type === 'syncError') {
-        this.emit('syncError', this.#changeFor(result, ev), errorFor(ev));
+        this.emit('syncError', this.#changeFor(result, ev, received), errorFor(ev));
       }
     }
   }
@@ -260,19 +275,22 @@ export class SandboxExecutor extends SeedEventEmitter {
     let request = withMount(prepared, { ...syncMount, sync: { ...mount.sync, mode: 'manual' } });
     request = withReporting(request, { ...reporting, includeChanges: true, includeContents: true });
     const result = await this.#transport.call(request, options);
+    const received = new Date();
     const events: ResultEvent[] = [...(result.events ?? [])];
-    this.#emitEvents(result, events);
+    this.#emitEvents(result, events, received);
 
     const files = result.files;
     const callOk = result.status === 'success' || mount.sync?.onFunctionError === 'sync';
     const items: Item[] = [];
     if (files && callOk) {
       for (const kind of KINDS) {
-        for (const change of files[kind] ?? []) {
+        /* still fnbox's wire form: presentFiles turns the lists into the seed's at the end */
+        for (const change of (files[kind] ?? []) as unknown as WireFileChange[]) {
           const where = this.#locate(mount, change.path);
           if (!where) continue; /* scratch space: never synced, not in the report */
           items.push({
             change,
+            seed: toSeedChange(change, kind, received),
             kind,
             idx: 0,
             askable: where.rel !== '',
@@ -296,7 +314,7 @@ export class SandboxExecutor extends SeedEventEmitter {
           continue;
         }
         asked.add(it);
-        const change: FileChange = { ...it.change, kind: it.kind, ...(it.realPath ? { realPath: it.realPath } : {}) };
+        const change: FileChange = { ...it.seed, ...(it.realPath ? { realPath: it.realPath } : {}) };
         const answer = (await this.emitAsync('beforeSync', change)) as BeforeSyncEventResult | undefined;
         if (answer?.state === 'skip') {
           skippedBy.set(it, answer.reason);
@@ -370,10 +388,13 @@ export class SandboxExecutor extends SeedEventEmitter {
         for (const kind of KINDS) for (const c of files[kind] ?? []) delete c.content;
       }
       if (reporting.includeChanges === false) delete result.files;
-      else addSummaryMethods(files);
+      else {
+        presentFiles(files as unknown as Record<string, unknown>, received);
+        addSummaryMethods(files);
+      }
     }
     const final = ordered(result);
-    this.#emitEvents(final, (final.events ?? []).slice(events.length), true);
+    this.#emitEvents(final, (final.events ?? []).slice(events.length), received, true);
     return final;
   }
 }

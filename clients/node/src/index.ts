@@ -58,4 +58,5 @@ export type {
   SyncReport,
   SyncResult,
   SyncState,
+  WireFileChange,
 } from './types.js';

@@ -89,8 +89,8 @@ export interface FnboxSandboxOptions {
 
 /** Options of `FnboxSandbox.runCode`. */
 export interface RunCodeOptions {
-  /** `python` (`py`, `python3`) or `javascript` (`js`, `node`) with `kernel`; without it, any language
-   * `executeCode` takes. Default `python`. */
+  /** `python` (`py`, `python3`), `javascript` (`js`, `node`), `ruby` (`rb`) or `php` with `kernel`; without
+   * it, any language `executeCode` takes. Default `python`. */
   language?: string;
   /** Run in the session's long-lived interpreter of that language (default true): variables, imports and
    * loaded data stay for the next `runCode`. `false`: a fresh process, as `executeCode`. */
@@ -170,6 +170,22 @@ function timeoutError(seconds: number, stdout: string, stderr: string): SandboxT
   const err = new Ctor(seconds, stdout, stderr);
   Object.assign(err, { stdout, stderr });
   return err;
+}
+
+/**
+ * A file's content as bytes: a `Uint8Array` (a `Buffer` too) as it is, a string as UTF-8. Anything else
+ * would reach the HTTP layer as a JSON body, and the file would hold its JSON text.
+ */
+function fileBytes(content: unknown): Uint8Array {
+  if (typeof content === 'string') return new TextEncoder().encode(content);
+  if (content instanceof Uint8Array) return content;
+  if (Object.prototype.toString.call(content) === '[object Uint8Array]') {
+    /* another realm's (a vm context's): this realm's view of the same bytes, which the HTTP layer sends raw */
+    const view = content as Uint8Array;
+    return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  }
+  const what = content === null ? 'null' : typeof content === 'object' ? (content.constructor?.name ?? 'object') : typeof content;
+  throw new TypeError(`writeFile: content must be a Uint8Array or a string, got ${what}`);
 }
 
 /**
@@ -485,10 +501,15 @@ export class FnboxSandbox extends Sandbox {
     return res.body;
   }
 
-  /** Writes the file, creating its parent directories. */
-  async writeFile(path: string, content: Uint8Array): Promise<void> {
+  /**
+   * Writes the file, creating its parent directories. A string is written as its UTF-8 bytes (as
+   * `writeText` does: JavaScript callers and agents' tools pass text here although the SDK types it
+   * `Uint8Array`); anything else but a `Uint8Array` is a `TypeError`, before anything is written.
+   */
+  async writeFile(path: string, content: Uint8Array | string): Promise<void> {
+    const bytes = fileBytes(content);
     const conn = await this.#connect();
-    const res = await conn.http.raw('PUT', `/v1/sessions/${conn.id}/files?path=${encodeURIComponent(path)}`, { body: content });
+    const res = await conn.http.raw('PUT', `/v1/sessions/${conn.id}/files?path=${encodeURIComponent(path)}`, { body: bytes });
     if (res.status < 200 || res.status > 299) throw answerError(res);
   }
 

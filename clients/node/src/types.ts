@@ -1,8 +1,8 @@
 /**
  * The request, result, mount and event types of `@isdk/sandbox-executor` (v0.1 flat and v0.2 nested
  * request shapes), as fnbox reads and writes them, so typed code written for the seed compiles against
- * `fnbox` unchanged. Where fnbox's JSON differs from the seed's in-memory objects (file contents travel
- * as text or `{base64}`, a change's `type` is the entry's file type), the types say what actually arrives.
+ * `fnbox` unchanged. A result's changes are the seed's `FileChange` objects (`type` `create|modify|delete`,
+ * `Uint8Array` content); fnbox's wire form of them, which `fnbox sync` reads, is `WireFileChange`.
  */
 
 /* ---------- languages, statuses ---------- */
@@ -199,20 +199,46 @@ export interface ExecutionError {
   reason?: string;
 }
 
-/** One changed entry, as fnbox reports it. */
+/**
+ * One changed entry as the drop-in hands it over (`result.files.*[]`, the sync events): the seed's
+ * `FileChange`. fnbox's own fields ride along (`fileType`, `mode`; `realPath` on what the events receive).
+ */
 export interface FileChange {
+  /** What happened to the entry, as the seed says it. */
+  type: 'create' | 'modify' | 'delete';
   /** Virtual path in the sandbox. */
   path: string;
-  /** fnbox: the entry's type (`file`, `directory`, `symlink`). The seed's `create|modify|delete` is `kind`. */
-  type: string;
+  /** The new bytes (text as UTF-8). Absent for a deletion, a directory, and with `includeContents: false`. */
+  content?: Uint8Array;
+  /** The seed's previous bytes of a modified file: fnbox never reports them (always absent). */
+  oldContent?: Uint8Array;
+  /** Bytes now: the content's length; 0 for a deletion and a directory. */
+  size: number;
+  /** When the client received the result (fnbox does not time each change). */
+  timestamp: Date;
+  /** fnbox: the entry's type, which the seed has no field for (its entries are all files). */
+  fileType: 'file' | 'directory' | 'symlink';
+  /** fnbox: the entry's permission bits, where reported. */
+  mode?: number;
+  /** The host path (the events' changes, where known). */
+  realPath?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * One changed entry in fnbox's wire form: as `fnbox call` and `POST /v1/execute` print it under
+ * `files.created|modified|deleted`, and as `fnbox sync` / `syncFiles` read it.
+ */
+export interface WireFileChange {
+  path: string;
+  /** The entry's type. */
+  type: 'file' | 'directory' | 'symlink' | (string & {});
   size?: number;
   /** Text as a string, binary as `{base64}` (absent with `includeContents: false` and for deletions). */
   content?: string | { base64: string };
   mode?: number;
-  /** `created`, `modified` or `deleted`: set on the changes this package hands to events and sync. */
+  /** `fnbox sync`: which list the change is from, when it is given alone. */
   kind?: 'created' | 'modified' | 'deleted';
-  /** The host path, where known. */
-  realPath?: string;
   [key: string]: unknown;
 }
 
@@ -337,6 +363,7 @@ export interface BeforeSyncEventResult {
   reason?: string;
 }
 
+/** `afterSync`'s argument: the change, its host path, and how its write went (the seed's). */
 export interface AfterSyncEventData extends FileChange {
   success: boolean;
   error?: Error;

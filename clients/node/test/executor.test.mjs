@@ -212,8 +212,13 @@ def process(input_path, output_path):
           result.files?.created.map((c) => c.path),
           ['/workspace/output.txt'],
         );
-        assert.equal(result.files.created[0].content, 'HELLO WORLD');
-        /* the seed's FileChangeSummary methods, not enumerable (the JSON is fnbox's) */
+        /* the seed's FileChange: what happened in type, the bytes, size, timestamp */
+        const out = result.files.created[0];
+        assert.equal(out.type, 'create');
+        assert.ok(out.content instanceof Uint8Array);
+        assert.equal(new TextDecoder().decode(out.content), 'HELLO WORLD');
+        assert.ok(out.timestamp instanceof Date);
+        /* the seed's FileChangeSummary methods, not enumerable */
         assert.equal(result.files.hasChanges(), true);
         assert.equal(result.files.all().length, 1);
         assert.equal(result.files.byPath('/workspace/output.txt').size, 11);
@@ -545,7 +550,8 @@ def get_user():
         assert.equal(read(path.join(host, 'a.txt')), 'x');
         assert.equal(errors.length, 1);
         assert.equal(errors[0].change.path, '/data/c.txt');
-        assert.equal(errors[0].change.kind, 'created');
+        assert.equal(errors[0].change.type, 'create');
+        assert.equal(errors[0].change.fileType, 'file');
         assert.ok(errors[0].error instanceof FnboxError);
         assert.equal(errors[0].error.type, 'SyncFailed');
         assert.match(errors[0].error.message, /already exists/);
@@ -645,6 +651,144 @@ def get_user():
       });
     });
 
+    describe("the seed's FileChange (issue 29: the drop-in handed over fnbox's wire form)", () => {
+      /* A host directory (absolute: realPath is known in both modes) the function changes in every way. */
+      const changer =
+        "def change():\n    import os\n" +
+        "    open('/data/new.txt', 'w').write('h\u00e9llo\\n')\n" +
+        "    open('/data/bin.dat', 'wb').write(bytes([0, 255, 10]))\n" +
+        "    open('/data/old.txt', 'w').write('newer')\n" +
+        "    os.remove('/data/gone.txt')\n" +
+        "    os.mkdir('/data/sub')\n" +
+        "    return 'changed'\n";
+      const setup = (name, sync) => {
+        const host = hostDir(name, { 'old.txt': 'old', 'gone.txt': 'bye' });
+        const mount = {
+          dirs: { '/data': host },
+          permissions: { default: { read: true, list: true, create: true, modify: true, delete: true } },
+          sync,
+        };
+        return { host, mount };
+      };
+      const bytes = (s) => new TextEncoder().encode(s);
+      /** A change without its timestamp and bytes, to compare; checks both are the seed's types. */
+      const plain = (c) => {
+        assert.ok(c.timestamp instanceof Date, `${c.path}: timestamp ${c.timestamp}`);
+        assert.ok(c.content === undefined || c.content instanceof Uint8Array, `${c.path}: content`);
+        const { timestamp: _t, content, ...rest } = c;
+        return content === undefined ? rest : { ...rest, content: Array.from(content) };
+      };
+      const expected = {
+        '/data/new.txt': { type: 'create', path: '/data/new.txt', size: 7, fileType: 'file', content: Array.from(bytes('h\u00e9llo\n')) },
+        '/data/bin.dat': { type: 'create', path: '/data/bin.dat', size: 3, fileType: 'file', content: [0, 255, 10] },
+        '/data/sub': { type: 'create', path: '/data/sub', size: 0, fileType: 'directory' },
+        '/data/old.txt': { type: 'modify', path: '/data/old.txt', size: 5, fileType: 'file', content: Array.from(bytes('newer')) },
+        '/data/gone.txt': { type: 'delete', path: '/data/gone.txt', size: 0, fileType: 'file' },
+      };
+
+      test('result.files lists the seed\'s changes: type create|modify|delete, Uint8Array content, size, timestamp', async () => {
+        const { mount } = setup(`fc1-${mode}`, { mode: 'manual' });
+        const executor = make();
+        const before = Date.now();
+        const result = await executor.execute({ language: 'python', code: changer, functionName: 'change', mount });
+        const after = Date.now();
+        assert.equal(result.result, 'changed', JSON.stringify(result.error));
+        const byPath = (list) => Object.fromEntries(list.map((c) => [c.path, plain(c)]));
+        assert.deepEqual(byPath(result.files.created), {
+          '/data/new.txt': expected['/data/new.txt'], '/data/bin.dat': expected['/data/bin.dat'], '/data/sub': expected['/data/sub'],
+        });
+        assert.deepEqual(byPath(result.files.modified), { '/data/old.txt': expected['/data/old.txt'] });
+        assert.deepEqual(byPath(result.files.deleted), { '/data/gone.txt': expected['/data/gone.txt'] });
+        for (const c of result.files.all()) {
+          assert.ok(c.timestamp.getTime() >= before && c.timestamp.getTime() <= after, `${c.path}: ${c.timestamp.toISOString()}`);
+        }
+        /* seed code over them */
+        const created = result.files.all().filter((c) => c.type === 'create').map((c) => c.path).sort();
+        assert.deepEqual(created, ['/data/bin.dat', '/data/new.txt', '/data/sub']);
+        assert.equal(new TextDecoder().decode(result.files.byPath('/data/old.txt').content), 'newer');
+      });
+
+      test("the seed README's event handlers get the seed's change: beforeSync the change, afterSync {...change, realPath, success}", async () => {
+        const { host, mount } = setup(`fc2-${mode}`, { mode: 'batch', onError: 'continue' });
+        const executor = make();
+        const seen = { before: [], after: [], errors: [], creates: [] };
+        // Before sync - can skip or abort
+        executor.on('beforeSync', function(change) {
+          seen.before.push(change);
+          if (change.type === 'create') seen.creates.push(change.path);
+          // Skip specific files
+          if (change.path.endsWith('.tmp')) {
+            this.result = { state: SyncStates.SKIP, reason: 'Temporary file' };
+            return;
+          }
+        });
+        // After sync - notification only
+        executor.on('afterSync', function(data) {
+          seen.after.push(data);
+        });
+        // Error handling
+        executor.on('syncError', function(change, error) {
+          seen.errors.push({ change, error });
+        });
+        const result = await executor.execute({ language: 'python', code: changer, functionName: 'change', mount });
+        assert.equal(result.result, 'changed', JSON.stringify(result.error));
+        assert.deepEqual(seen.errors, []);
+        assert.deepEqual(seen.creates.sort(), ['/data/bin.dat', '/data/new.txt', '/data/sub']);
+        const hostOf = (p) => path.join(host, p.slice('/data/'.length));
+        /* beforeSync: the change (and fnbox's realPath), no kind */
+        assert.deepEqual(
+          Object.fromEntries(seen.before.map((c) => [c.path, plain(c)])),
+          Object.fromEntries(Object.entries(expected).map(([p, c]) => [p, { ...c, realPath: hostOf(p) }])),
+        );
+        /* afterSync: the same change, its realPath, success */
+        assert.deepEqual(
+          Object.fromEntries(seen.after.map((d) => [d.path, plain(d)])),
+          Object.fromEntries(Object.entries(expected).map(([p, c]) => [p, { ...c, realPath: hostOf(p), success: true }])),
+        );
+        assert.deepEqual(fs.readFileSync(path.join(host, 'bin.dat')), Buffer.from([0, 255, 10]));
+        assert.equal(read(path.join(host, 'old.txt')), 'newer');
+        assert.equal(exists(path.join(host, 'gone.txt')), false);
+        /* the result's own lists are the same shape */
+        assert.deepEqual(plain(result.files.byPath('/data/new.txt')), expected['/data/new.txt']);
+      });
+
+      test("without beforeSync (fnbox's own batch sync), afterSync gets {...change, realPath, success}", async () => {
+        const { host, mount } = setup(`fc3-${mode}`, { mode: 'batch', onError: 'continue' });
+        const executor = make();
+        const after = [];
+        const errors = [];
+        executor.on('afterSync', function(data) {
+          after.push(data);
+        });
+        executor.on('syncError', function(change, error) {
+          errors.push({ change, error });
+        });
+        const result = await executor.execute({ language: 'python', code: changer, functionName: 'change', mount });
+        assert.equal(result.result, 'changed', JSON.stringify(result.error));
+        const hostOf = (p) => path.join(host, p.slice('/data/'.length));
+        assert.deepEqual(
+          Object.fromEntries(after.map((d) => [d.path, plain(d)])),
+          Object.fromEntries(Object.entries(expected).map(([p, c]) => [p, { ...c, realPath: hostOf(p), success: true }])),
+        );
+        assert.deepEqual(errors, []);
+      });
+
+      test('syncFiles takes the changes as result.files lists them: the bytes, the directory and the deletion reach the host', async () => {
+        const { host, mount } = setup(`fc4-${mode}`, { mode: 'manual' });
+        const executor = make();
+        const result = await executor.execute({ language: 'python', code: changer, functionName: 'change', mount });
+        assert.equal(result.result, 'changed', JSON.stringify(result.error));
+        assert.deepEqual(fs.readdirSync(host).sort(), ['gone.txt', 'old.txt']);
+        const s = await executor.syncFiles(result.files, { dirs: { '/data': host } });
+        assert.deepEqual(s.failed, []);
+        assert.deepEqual(s.synced.sort(), ['/data/bin.dat', '/data/gone.txt', '/data/new.txt', '/data/old.txt', '/data/sub']);
+        assert.deepEqual(fs.readdirSync(host).sort(), ['bin.dat', 'new.txt', 'old.txt', 'sub']);
+        assert.deepEqual(fs.readFileSync(path.join(host, 'bin.dat')), Buffer.from([0, 255, 10]));
+        assert.equal(read(path.join(host, 'new.txt')), 'h\u00e9llo\n');
+        assert.ok(fs.statSync(path.join(host, 'sub')).isDirectory());
+      });
+    });
+
     describe('requests and results', () => {
       test('v0.2 nested shape: options.files/workdir/reporting, object args, root timeout', async () => {
         const executor = make();
@@ -661,7 +805,10 @@ def get_user():
           },
         });
         assert.equal(result.result, 'Hi, World!');
-        assert.deepEqual(result.files.created, [{ path: '/workspace/out.txt', type: 'file', size: 6 }]);
+        const [out] = result.files.created;
+        assert.equal(result.files.created.length, 1);
+        assert.ok(out.timestamp instanceof Date);
+        assert.deepEqual({ ...out, timestamp: 0 }, { type: 'create', path: '/workspace/out.txt', size: 6, timestamp: 0, fileType: 'file' });
       });
 
       test('v0.2 mount with a beforeSync handler; includeContents false still syncs', async () => {
@@ -887,6 +1034,11 @@ export async function main(): Promise<void> {
   });
   executor.on('afterSync', function(data: AfterSyncEventData) {
     if (!data.success) console.log(data.path, data.error?.message);
+    const what: 'create' | 'modify' | 'delete' = data.type;
+    const bytes: Uint8Array | undefined = data.content;
+    const when: Date = data.timestamp;
+    const size: number = data.size;
+    if (data.type === 'create') console.log(what, bytes?.byteLength, when.getTime(), size, data.realPath, data.fileType);
   });
   executor.on('permissionDenied', function(record: PermissionDeniedRecord) {
     console.warn(record.operation, record.path);

@@ -113,3 +113,37 @@ describe('session kernels', () => {
     assert.equal(r.kernelRestarted, false);
   });
 });
+
+describe('Ruby and PHP kernels, local mode (a private fnbox serve)', () => {
+  let sb;
+  before(() => {
+    sb = new FnboxSandbox({ binary });
+  });
+  after(async () => {
+    await sb?.close();
+  });
+
+  test('Ruby (ruby, rb): state persists, the last expression is the result, exceptions are returned', async () => {
+    let r = await sb.runCode('r = 20\nputs "hi"', { language: 'ruby' });
+    assert.deepEqual([r.status, r.stdout, r.kernelRestarted], ['success', 'hi\n', false]);
+    r = await sb.runCode('r * 2 + 2', { language: 'rb' });
+    assert.deepEqual(r, { status: 'success', result: 42, error: undefined, stdout: '', stderr: '', exitCode: 0, kernelRestarted: false });
+    r = await sb.runCode('raise ArgumentError, "bad #{r}"', { language: 'ruby' });
+    assert.deepEqual([r.status, r.exitCode, r.error.type, r.error.message], ['error', 1, 'ArgumentError', 'bad 20']);
+    assert.equal((await sb.runCode('r', { language: 'ruby' })).result, 20);
+    await sb.restartKernel('ruby');
+    assert.equal((await sb.runCode('defined?(r).inspect', { language: 'ruby' })).result, 'nil');
+  });
+
+  test('PHP: state persists, the last expression is the result, exceptions are returned', async () => {
+    let r = await sb.runCode('$p = 20; echo "hi\\n";', { language: 'php' });
+    assert.deepEqual([r.status, r.stdout, r.kernelRestarted], ['success', 'hi\n', false]);
+    r = await sb.runCode('$p * 2 + 2', { language: 'php' });
+    assert.deepEqual(r, { status: 'success', result: 42, error: undefined, stdout: '', stderr: '', exitCode: 0, kernelRestarted: false });
+    r = await sb.runCode('throw new RuntimeException("bad $p");', { language: 'php' });
+    assert.deepEqual([r.status, r.exitCode, r.error.type, r.error.message], ['error', 1, 'RuntimeException', 'bad 20']);
+    assert.equal((await sb.runCode('$p', { language: 'php' })).result, 20);
+    await sb.restartKernel('php');
+    assert.equal((await sb.runCode('isset($p)', { language: 'php' })).result, false);
+  });
+});

@@ -291,6 +291,42 @@ describe('files', () => {
     assert.match((await sb.execute('ls')).stdout, /rel_fnbxstrands_rel_/);
   });
 
+  test('writeFile of a string writes its UTF-8 bytes, as writeText does (issue 29: it stored JSON-quoted text)', async () => {
+    const dir = `/tmp/${marker('wstr')}`;
+    await sb.writeFile(`${dir}/s.py`, 'print(1)\nprint("é €")\n');
+    assert.equal(await sb.readText(`${dir}/s.py`), 'print(1)\nprint("é €")\n');
+    const r = await sb.execute(`python3 ${dir}/s.py`);
+    assert.deepEqual([r.exitCode, r.stdout, r.stderr], [0, '1\né €\n', '']);
+    /* the SDK's own helpers over it agree: writeText, and the bytes of a Buffer */
+    await sb.writeText(`${dir}/t.txt`, 'same');
+    await sb.writeFile(`${dir}/u.txt`, 'same');
+    await sb.writeFile(`${dir}/b.txt`, Buffer.from('same'));
+    assert.equal((await sb.execute(`cat ${dir}/t.txt ${dir}/u.txt ${dir}/b.txt`)).stdout, 'samesamesame');
+    await sb.writeFile(`${dir}/empty.txt`, '');
+    assert.equal((await sb.readFile(`${dir}/empty.txt`)).length, 0);
+  });
+
+  test('writeFile of anything but a string or a Uint8Array is a TypeError, and writes nothing', async () => {
+    const dir = `/tmp/${marker('wbad')}`;
+    await sb.writeText(`${dir}/keep`, 'k');
+    const bad = [
+      [{ text: 'x' }, /got Object/],
+      [42, /got number/],
+      [null, /got null/],
+      [undefined, /got undefined/],
+      [new ArrayBuffer(4), /got ArrayBuffer/],
+      [new Uint16Array(2), /got Uint16Array/],
+      [['a'], /got Array/],
+    ];
+    for (const [content, message] of bad) {
+      const err = await rejection(sb.writeFile(`${dir}/f`, content));
+      assert.ok(err instanceof TypeError, `${String(content)}: ${err}`);
+      assert.match(err.message, /^writeFile: content must be a Uint8Array or a string, /);
+      assert.match(err.message, message);
+    }
+    assert.deepEqual((await sb.listFiles(dir)).map((f) => f.name), ['keep']);
+  });
+
   test("missing files reject with code 'ENOENT'", async () => {
     const missing = `/tmp/missing_${marker('enoent')}`;
     const read = await rejection(sb.readFile(missing));

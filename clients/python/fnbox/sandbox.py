@@ -214,12 +214,12 @@ class Sandbox:
         every exit code (127 and ``Language interpreter not found`` for an unknown language).
 
         ``kernel=True``: the code runs in the session's long-lived interpreter of that language
-        (``python``/``py``/``python3``, ``javascript``/``js``/``node``), whose variables and imports
-        stay for the next execute; an :class:`Execution` whose ``result`` is the last expression's
-        value and whose ``error`` is the code's exception (returned, not raised). ``cwd``, ``env``,
-        ``stdin``, ``args`` are refused (:class:`~fnbox.InvalidRequest`). At the timeout the code is
-        interrupted (``KeyboardInterrupt``) and the state kept; code that ignores it is killed and the
-        kernel restarted (``CommandTimeout.result["kernelRestarted"]``).
+        (``python``/``py``/``python3``, ``javascript``/``js``/``node``, ``ruby``/``rb``, ``php``), whose
+        variables and imports stay for the next execute; an :class:`Execution` whose ``result`` is the
+        last expression's value and whose ``error`` is the code's exception (returned, not raised).
+        ``cwd``, ``env``, ``stdin``, ``args`` are refused (:class:`~fnbox.InvalidRequest`). At the timeout
+        the code is interrupted (``KeyboardInterrupt``) and the state kept; code that ignores it is killed
+        and the kernel restarted (``CommandTimeout.result["kernelRestarted"]``).
 
         Both raise :class:`~fnbox.CommandTimeout` (with the partial output) at the timeout and
         :class:`~fnbox.Cancelled` when ``cancel`` is set (or on KeyboardInterrupt): the server stops

@@ -3,21 +3,13 @@
  * that live in two places (v0.1 root, v0.2 `options`). Requests are otherwise passed through untouched:
  * fnbox validates them and names the field when one is wrong.
  */
-import type { FileChange, FunctionCallRequest, MountConfig, ResultOptions } from '../types.js';
+import type { FunctionCallRequest, MountConfig, ResultOptions } from '../types.js';
+import { encodeContent } from './changes.js';
 
 type Json = Record<string, unknown>;
 
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Bytes travel as `{base64}` (JSON has no bytes; `JSON.stringify` of a Uint8Array is an object of indices). */
-export function encodeContent(value: unknown): unknown {
-  if (value instanceof Uint8Array) {
-    return { base64: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
-  }
-  if (value instanceof ArrayBuffer) return { base64: Buffer.from(value).toString('base64') };
-  return value;
 }
 
 function encodeFiles(files: unknown): unknown {
@@ -83,31 +75,4 @@ export function presetAllowsAllFs(permissions: unknown): boolean {
   const names = (p: unknown): string[] => (typeof p === 'string' ? [p] : Array.isArray(p) ? p.filter((x): x is string => typeof x === 'string') : []);
   const presets = isObject(permissions) ? names(permissions.preset) : names(permissions);
   return presets.includes('allowAll') || presets.includes('allowAllFs');
-}
-
-const SEED_KINDS: Record<string, 'created' | 'modified' | 'deleted'> = {
-  create: 'created',
-  modify: 'modified',
-  delete: 'deleted',
-  created: 'created',
-  modified: 'modified',
-  deleted: 'deleted',
-};
-
-/**
- * A change as `fnbox sync` reads it. fnbox's own changes pass as they are; the seed's in-memory shape
- * (`type: 'create' | 'modify' | 'delete'`, `content: Uint8Array`) is translated: its `type` becomes
- * `kind` and its content `{base64}`.
- */
-export function toSyncChange(change: FileChange | Json): Json {
-  if (!isObject(change)) return change as Json;
-  const out: Json = { ...change };
-  const seedKind = typeof out.type === 'string' ? SEED_KINDS[out.type] : undefined;
-  if (seedKind && out.type !== 'file') {
-    out.kind ??= seedKind;
-    out.type = 'file';
-  }
-  if (out.content !== undefined) out.content = encodeContent(out.content);
-  delete out.oldContent;
-  return out;
 }
