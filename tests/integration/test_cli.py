@@ -1,4 +1,7 @@
 """The CLI surface: --help, call --help, doctor, unknown verbs."""
+import json
+import os
+
 from fnboxlib import run_cli
 
 
@@ -29,3 +32,27 @@ def test_unknown_verb_fails():
     proc = run_cli(["definitely-not-a-verb"])
     assert proc.returncode != 0
     assert proc.stderr.strip(), "an unknown verb must be explained on stderr"
+
+
+def test_unreadable_input_is_named_in_the_json(tmp_path):
+    # The JSON answer names the file and the cause (it said `cannot read 'file'`), for every verb that reads one.
+    missing = str(tmp_path / "nope.json")
+    for verb, prefix in (("call", "request: "), ("exec", "request: "), ("infer", "request: "), ("sync", "input: ")):
+        proc = run_cli([verb, missing])
+        assert proc.returncode == 2, (verb, proc.stdout, proc.stderr)
+        answer = json.loads(proc.stdout)
+        assert answer["success"] is False and answer["error"]["type"] == "InvalidRequest", (verb, answer)
+        assert answer["error"]["message"] == (
+            f"{prefix}cannot read '{missing}': No such file or directory (ENOENT)"), (verb, answer)
+    proc = run_cli(["call", str(tmp_path)])
+    assert json.loads(proc.stdout)["error"]["message"] == (
+        f"request: cannot read '{tmp_path}': Is a directory (EISDIR)"), proc.stdout
+
+
+def test_unreadable_input_with_a_name_that_is_not_utf8(tmp_path):
+    # The name still shows (its bytes beyond ASCII as \xNN) and the answer is still valid JSON.
+    name = os.fsencode(str(tmp_path)) + b'/n\xffo"pe.json'
+    proc = run_cli([b"call", name])
+    assert proc.returncode == 2, proc.stderr
+    message = json.loads(proc.stdout)["error"]["message"]
+    assert message == f"request: cannot read '{tmp_path}/n\\xffo\"pe.json': No such file or directory (ENOENT)", message
