@@ -485,9 +485,23 @@ def test_very_long_url_is_refused_not_500(sess, server):
 
 
 def test_missing_path_argument(sess):
-    for method, suffix in (("GET", "/files"), ("PUT", "/files"), ("DELETE", "/files"), ("GET", "/files/list")):
+    for method, suffix in (("GET", "/files"), ("PUT", "/files"), ("DELETE", "/files")):
         msg = error_of(sess.req(method, suffix, body=b"x" if method == "PUT" else None), 400, "InvalidRequest")
         assert msg.startswith("path"), msg
+
+
+def test_list_without_path_lists_the_workdir(server):
+    # It was 400 "path: missing": a listing without a path is the workdir's, as MCP's list_files gives.
+    s = Session(server, {"workdir": "/work/proj", "files": {"b.txt": "bb", "a/x": "1"}})
+    try:
+        whole = [{"name": "a", "isDir": True, "size": 0}, {"name": "b.txt", "isDir": False, "size": 2}]
+        for suffix in ("/files/list", "/files/list?path=", "/files/list?path"):
+            r = s.req("GET", suffix)
+            assert r.status == 200 and r.header("Content-Type") == "application/json", (suffix, r)
+            assert r.json() == whole, (suffix, r.json())
+        assert s.ls(".").json() == whole
+    finally:
+        s.close()
 
 
 def test_write_creates_parents_and_replaces(sess):

@@ -201,11 +201,17 @@ fb_http_reply fb_http_handle_session_run(fb_http_exchange *x)
 
 /* ---- files ---- */
 
-/* The `path` query argument (URL-decoded by libmicrohttpd), with its length: it may hold any byte. */
+/* The `path` query argument (URL-decoded by libmicrohttpd), with its length: it may hold any byte. A list
+ * without one (or with an empty one) lists the workdir, as MCP's list_files does: "." is relative to it. */
 static const char *path_arg(const fb_http_exchange *x, size_t *len, fb_error *err)
 {
     const char *v = NULL;
-    if (MHD_lookup_connection_value_n(x->conn, MHD_GET_ARGUMENT_KIND, "path", 4, &v, len) != MHD_YES || !v) {
+    bool given = MHD_lookup_connection_value_n(x->conn, MHD_GET_ARGUMENT_KIND, "path", 4, &v, len) == MHD_YES && v;
+    if (x->match.route == FB_HTTP_ROUTE_SESSION_LIST && (!given || *len == 0)) {
+        *len = 1;
+        return ".";
+    }
+    if (!given) {
         fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "path: missing: add ?path=<a path in the session>");
         return NULL;
     }
