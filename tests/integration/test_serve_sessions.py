@@ -415,6 +415,36 @@ def test_binary_round_trip(sess):
     assert ok(sess.cmd("wc -c < big.bin")).strip() == str(len(big))
 
 
+@pytest.mark.skipif(not os.path.exists("/etc/mime.types"), reason="no /etc/mime.types (Debian's media-types)")
+def test_download_type_from_the_extension(sess):
+    # Every file was application/octet-stream; the type now follows the name (the server reads
+    # /etc/mime.types), a text says UTF-8 where it is, and the untrusted bytes are sent so that a browser
+    # neither guesses their type nor runs them in the server's origin.
+    png = b"\x89PNG\r\n\x1a\n" + bytes(24)
+    for path, data, want in (("out/plot.png", png, "image/png"),
+                             ("out/data.csv", b"a,b\n1,2\n", "text/csv; charset=utf-8"),
+                             ("out/notes.txt", "café\n".encode(), "text/plain; charset=utf-8"),
+                             ("out/latin1.TXT", b"caf\xe9\n", "text/plain"),
+                             ("out/r.json", b'{"a": 1}', "application/json"),
+                             ("out/page.html", b"<script>alert(1)</script>", "text/html; charset=utf-8"),
+                             ("out/Makefile", b"all:\n", "application/octet-stream"),
+                             ("out/blob.fnbox-unknown", b"\x00\x01", "application/octet-stream")):
+        assert sess.put(path, data).status == 204
+        r = sess.get(path)
+        assert r.status == 200 and r.body == data, (path, r)
+        assert r.header("Content-Type") == want, (path, r.header("Content-Type"))
+        assert r.header("X-Content-Type-Options") == "nosniff", path
+        assert r.header("Content-Security-Policy") == "default-src 'none'; sandbox", path
+        name = path.rsplit("/", 1)[1]
+        assert r.header("Content-Disposition") == f"attachment; filename=\"{name}\"; filename*=UTF-8''{name}", path
+    # a name that needs escaping is still named, and no header can be smuggled in through it
+    assert sess.put("out/résumé \"1\".txt", "x").status == 204
+    r = sess.get("out/résumé \"1\".txt")
+    assert r.header("Content-Disposition") == ("attachment; filename=\"r__sum__ _1_.txt\"; "
+                                               "filename*=UTF-8''r%C3%A9sum%C3%A9%20%221%22.txt"), r
+    assert r.header("Content-Type") == "text/plain; charset=utf-8"
+
+
 NAMES = ["with space", "new\nline", "tab\tname", "quo\"te'", "ünïcødé-✓-名前", "back\\slash", "-dash", "*star?",
          "$(touch pwned)", "%2e%2e", ".hidden", "x" * 255]
 

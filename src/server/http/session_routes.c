@@ -8,6 +8,7 @@
 
 #include "fnbox.h"
 #include "server/http/internal.h"
+#include "server/http/media.h"
 
 #define COMMANDS_TAKES "POST /v1/sessions/{id}/commands takes {command, cwd?, env?, timeout?, stdin?}"
 #define CODE_TAKES "POST /v1/sessions/{id}/code takes {code, language, cwd?, env?, timeout?, stdin?}"
@@ -218,6 +219,21 @@ static const char *path_arg(const fb_http_exchange *x, size_t *len, fb_error *er
     return v;
 }
 
+/* The file's type by its name, and what keeps a browser from running it in the server's origin: these
+ * are untrusted bytes. nosniff: the type is not guessed from the content (text/plain stays text);
+ * attachment: a browser pointed at the URL saves the file rather than showing it; the CSP's sandbox: were
+ * it shown all the same, it has no script and an origin of its own (no access to the API). */
+static void add_file_headers(struct MHD_Response *r, const fb_media_types *media, const char *path, size_t plen,
+                             const char *data, size_t len)
+{
+    fb_http_file_headers h;
+    fb_http_file_headers_of(media, path, plen, data, len, &h);
+    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, h.type);
+    (void)MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    (void)MHD_add_response_header(r, "Content-Disposition", h.disposition);
+    (void)MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'; sandbox");
+}
+
 static fb_http_reply file_op(fb_http_exchange *x, fnbox_session *s, const char *path, size_t plen)
 {
     char *out = NULL, *error = NULL;
@@ -243,7 +259,7 @@ static fb_http_reply file_op(fb_http_exchange *x, fnbox_session *s, const char *
         fnbox_free(out);
         return (fb_http_reply){0, NULL, 0};
     }
-    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
+    add_file_headers(r, x->srv->media, path, plen, out, out_len);
     return (fb_http_reply){MHD_HTTP_OK, r, out_len};
 }
 
