@@ -197,6 +197,9 @@ def test_command_outcomes(sess):
     assert r["exitCode"] == 137 and r["status"] == "crash", r
     r = sess.cmd("echo partial; sleep 20", timeout=0.5)
     assert r["status"] == "timeout" and r["exitCode"] == 124 and r["stdout"] == "partial\n", r
+    assert r["error"]["message"] == "the command did not finish within the 0.5 s timeout", r["error"]
+    r = sess.code("import time\ntime.sleep(20)", "python", timeout=0.5)
+    assert r["status"] == "timeout" and r["error"]["message"] == "the code did not finish within the 0.5 s timeout", r
     assert r["usage"]["wallMs"] < 5000, r
     r = sess.code("x", "cobol")
     assert r["exitCode"] == 127 and "Language interpreter not found: cobol" in r["stderr"], r
