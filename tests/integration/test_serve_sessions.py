@@ -60,6 +60,17 @@ def test_open_defaults_info_and_close(server):
     error_of(s.get("x"), 404)
 
 
+def test_info_reals_as_given(server):
+    # idleTimeout 0.1 came back as 0.10000000000000001 (jansson's 17 digits)
+    s = Session(server, {"idleTimeout": 30.1, "maxLifetime": 60.3})
+    try:
+        for r in (s.req("GET"),):
+            raw = r.body.decode()
+            assert '"idleTimeout":30.1,' in raw and '"maxLifetime":60.3,' in raw, raw
+    finally:
+        s.close()
+
+
 def test_open_with_options(server):
     s = Session(server, {"workdir": "/work/proj", "files": {"hello.txt": "hi there", "sub/data.bin": "x"},
                          "permissions": {"env": {"GREETING": "howdy"}}, "limits": {"stdoutBytes": 100},

@@ -9,6 +9,7 @@
 #include "fnbox.h"
 #include "server/http/internal.h"
 #include "server/http/media.h"
+#include "util/json.h"
 
 #define COMMANDS_TAKES "POST /v1/sessions/{id}/commands takes {command, cwd?, env?, timeout?, stdin?}"
 #define CODE_TAKES "POST /v1/sessions/{id}/code takes {code, language, cwd?, env?, timeout?, stdin?}"
@@ -76,8 +77,9 @@ static fb_http_reply info(fb_http_exchange *x, fb_http_session *e)
         return api_error(FNBOX_NO_RESULT, NULL);
     json_t *doc = json_loads(text, 0, NULL), *full = json_pack("{s:s}", "id", x->match.id);
     fnbox_free(text);
-    char *out = doc && full && json_object_update(full, doc) == 0 ? json_dumps(full, JSON_COMPACT | JSON_PRESERVE_ORDER)
-                                                                  : NULL;
+    char *out = doc && full && json_object_update(full, doc) == 0
+                    ? fb_json_dumps_shortest(full, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                    : NULL;
     json_decref(doc);
     json_decref(full);
     return out ? fb_http_reply_json(MHD_HTTP_OK, out, strlen(out), free, true) : api_error(FNBOX_NO_RESULT, NULL);

@@ -9,6 +9,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "util/json.h"
+
 struct fb_http_session {
     char id[FB_HTTP_SESSION_ID_LEN + 1];
     int owner;
@@ -131,7 +133,7 @@ static char *info_with_id(fnbox_session *s, const char *id)
         full = NULL;
     }
     json_decref(doc);
-    char *out = full ? json_dumps(full, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *out = full ? fb_json_dumps_shortest(full, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(full);
     return out;
 }
