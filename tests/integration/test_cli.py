@@ -12,6 +12,33 @@ def test_help():
     assert "call" in out and "doctor" in out, out
 
 
+def test_help_describes_serve_fully():
+    # `serve` was "serve calls over HTTP (health, call, metrics)": it serves much more.
+    out = run_cli(["--help"]).stdout.decode()
+    serve = out[out.index("  serve "):out.index("  doctor ")]
+    for word in ("calls", "execute", "sessions", "files", "kernels", "sync", "Piston", "MCP", "health", "metrics"):
+        assert word in serve, (word, serve)
+    out = run_cli(["serve", "--help"]).stdout.decode()
+    for route in ("POST /v1/call", "POST /v1/execute", "POST /v1/sessions", "kernels", "files", "POST /v1/sync",
+                  "/api/v2/runtimes", "POST /api/v2/execute", "POST /mcp", "GET /v1/health", "GET /metrics",
+                  "application/x-ndjson", "docs/openapi.yaml"):
+        assert route in out, (route, out)
+    assert "README.md lists the routes" not in out
+
+
+def test_every_verb_has_its_help():
+    for verb in ("call", "exec", "infer", "sync", "mcp", "serve", "doctor"):
+        proc = run_cli([verb, "--help"])
+        out = proc.stdout.decode()
+        assert proc.returncode == 0 and out.startswith(f"usage: fnbox {verb}"), (verb, out, proc.stderr)
+        wide = [line for line in out.splitlines() if len(line) > 104]
+        assert not wide, (verb, wide)
+    out = run_cli(["mcp", "--help"]).stdout.decode()
+    for tool in ("run_code", "call_function", "exec_command", "read_file", "write_file", "list_files",
+                 "remove_file", "run_in_kernel", "list_languages"):
+        assert tool in out, (tool, out)
+
+
 def test_call_help_documents_flags():
     proc = run_cli(["call", "--help"])
     out = proc.stdout.decode() + proc.stderr.decode()
