@@ -180,7 +180,7 @@ const char *fb_media_types_find(const fb_media_types *t, const char *name, size_
     for (size_t i = 0; i < n; i++)
         key[i] = lower(dot[1 + i]);
     key[n] = '\0';
-    if (strlen(key) != n) /* a NUL in the name: no extension of the table holds one */
+    if (strlen(key) != n || t->n == 0) /* a NUL in the name: no extension of the table holds one */
         return NULL;
     const entry *e = bsearch(key, t->e, t->n, sizeof *t->e, by_ext);
     return e ? e->type : NULL;
