@@ -9,6 +9,7 @@ pkgs=(
   libmicrohttpd-dev                # the HTTP server (fnbox serve)
   libcmocka-dev                    # C unit tests
   python3 nodejs ruby php-cli      # the runtimes fnbox sandboxes
+  media-types                      # /etc/mime.types: the Content-Type fnbox serve sends a session file with
   python3-pytest                   # integration and security tests
   python3-venv python3-setuptools python3-wheel  # the Python client's install without PyPI (its README)
   node-acorn                       # the JavaScript parser the signature oracle test compares with

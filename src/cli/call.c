@@ -123,9 +123,9 @@ int cli_run_request(const cli_request_verb *v, int argc, char **argv)
     size_t len = 0;
     if (cli_read_input(path, &req, &len) < 0) {
         int e = errno;
-        printf("{\"status\":\"error\",\"success\":false,\"error\":{\"message\":\"request: cannot read '%s': %s\","
-               "\"type\":\"InvalidRequest\"},\"stdout\":\"\",\"stderr\":\"\",\"exitCode\":1}\n",
-               strcmp(path, "-") == 0 ? "stdin" : "file", strerror(e));
+        cli_print_json_line(json_pack("{s:s, s:b, s:{s:o, s:s}, s:s, s:s, s:i}", "status", "error", "success", 0,
+                                      "error", "message", cli_read_failure("request: ", path, e), "type",
+                                      "InvalidRequest", "stdout", "", "stderr", "", "exitCode", 1));
         fprintf(stderr, "fnbox %s: cannot read %s: %s\n", v->name, path, strerror(e));
         return CLI_EXIT_USAGE;
     }

@@ -4,6 +4,8 @@
 #define FB_CLI_H
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "fnbox.h"
 
 #define CLI_EXIT_OK 0
@@ -16,6 +18,12 @@
 
 /* Reads FILE (or stdin for "-") whole, up to CLI_MAX_INPUT bytes; caller frees *out. -1 with errno. */
 int cli_read_input(const char *path, char **out, size_t *len);
+/* Why cli_read_input failed, for a verb's JSON answer: "PREFIXcannot read 'PATH': STRERROR (ENAME)" as a
+ * JSON string ("stdin" for "-"; a name that is not UTF-8 shows its other bytes as \xNN); NULL when out of
+ * memory. */
+json_t *cli_read_failure(const char *prefix, const char *path, int err);
+/* Prints doc (taken; NULL prints nothing) as one compact line on stdout. */
+void cli_print_json_line(json_t *doc);
 
 /* Blocks SIGINT, SIGTERM and SIGHUP (in this thread and the threads it starts after) and returns a
  * signalfd that reads them (flags: more SFD_* flags, e.g. SFD_NONBLOCK), or -1 with errno. */

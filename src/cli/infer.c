@@ -85,9 +85,9 @@ int cli_infer(int argc, char **argv)
     size_t len = 0;
     if (cli_read_input(path, &input, &len) < 0) {
         int e = errno;
-        printf("{\"status\":\"error\",\"success\":false,\"error\":{\"message\":\"request: cannot read '%s': %s\","
-               "\"type\":\"InvalidRequest\"},\"stdout\":\"\",\"stderr\":\"\",\"exitCode\":1}\n",
-               strcmp(path, "-") == 0 ? "stdin" : "file", strerror(e));
+        cli_print_json_line(json_pack("{s:s, s:b, s:{s:o, s:s}, s:s, s:s, s:i}", "status", "error", "success", 0,
+                                      "error", "message", cli_read_failure("request: ", path, e), "type",
+                                      "InvalidRequest", "stdout", "", "stderr", "", "exitCode", 1));
         fprintf(stderr, "fnbox infer: cannot read %s: %s\n", path, strerror(e));
         return CLI_EXIT_USAGE;
     }

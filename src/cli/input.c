@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,4 +60,27 @@ int cli_read_input(const char *path, char **out, size_t *len)
     *out = buf;
     *len = n;
     return buf ? 0 : -1;
+}
+
+json_t *cli_read_failure(const char *prefix, const char *path, int err)
+{
+    const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
+    json_t *shown = json_string(name);
+    char quoted[4 * 4096 + 1] = "";
+    if (!shown) { /* not UTF-8 (jansson checks): its bytes beyond ASCII as \xNN, so the name still shows */
+        size_t n = 0;
+        for (const unsigned char *p = (const unsigned char *)name; *p && n + 5 < sizeof quoted; p++)
+            n += (size_t)snprintf(quoted + n, sizeof quoted - n, *p < 0x80 ? "%c" : "\\x%02x", *p);
+        name = quoted;
+    }
+    json_decref(shown);
+    const char *ename = strerrorname_np(err); /* ENOENT: what a script or a search engine matches */
+    return json_sprintf("%scannot read '%s': %s (%s)", prefix, name, strerror(err), ename ? ename : "?");
+}
+
+void cli_print_json_line(json_t *doc)
+{
+    if (doc && json_dumpf(doc, stdout, JSON_COMPACT) == 0)
+        putchar('\n');
+    json_decref(doc);
 }

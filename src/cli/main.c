@@ -20,13 +20,16 @@ static const verb k_verbs[] = {
     {"infer", cli_infer, "print a function's signature as JSON Schema or a tool definition (runs nothing)"},
     {"sync", cli_sync, "apply file changes a call reported to the mounted host directories"},
     {"mcp", cli_mcp, "serve the Model Context Protocol on stdin/stdout (code and file tools for AI agents)"},
-    {"serve", cli_serve, "serve calls over HTTP (health, call, metrics) in the foreground"},
+    {"serve", cli_serve,
+     "serve the HTTP API in the foreground: function calls, execute, sessions (commands, code,\n"
+     "           calls, files, kernels, sync), sync, Piston's API, MCP at /mcp, health, metrics"},
     {"doctor", cli_doctor, "check the kernel features and language runtimes fnbox needs"},
 };
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: fnbox VERB [OPTIONS] [ARGS]\n\nRun functions of untrusted code in a fresh Linux sandbox.\n\nverbs:\n");
+    fprintf(to, "usage: fnbox VERB [OPTIONS] [ARGS]\n\nRuns untrusted code (a function, a program, a shell command) in a "
+                "fresh Linux sandbox.\n\nverbs:\n");
     for (size_t i = 0; i < sizeof k_verbs / sizeof *k_verbs; i++)
         fprintf(to, "  %-8s %s\n", k_verbs[i].name, k_verbs[i].summary);
     fprintf(to, "\noptions:\n  -h, --help     this help (`fnbox VERB --help` for a verb's)\n"

@@ -83,9 +83,9 @@ int cli_sync(int argc, char **argv)
     size_t len = 0;
     if (cli_read_input(path, &in, &len) < 0) {
         int e = errno;
-        printf("{\"success\":false,\"synced\":[],\"failed\":[],\"skipped\":[],\"error\":{\"message\":\"input: cannot "
-               "read %s: %s\",\"type\":\"InvalidRequest\"}}\n",
-               strcmp(path, "-") == 0 ? "stdin" : "the input file", strerror(e));
+        cli_print_json_line(json_pack("{s:b, s:[], s:[], s:[], s:{s:o, s:s}}", "success", 0, "synced", "failed",
+                                      "skipped", "error", "message", cli_read_failure("input: ", path, e), "type",
+                                      "InvalidRequest"));
         fprintf(stderr, "fnbox sync: cannot read %s: %s\n", path, strerror(e));
         return CLI_EXIT_USAGE;
     }

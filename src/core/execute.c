@@ -75,6 +75,7 @@ static int missing_result(run_state *s, fb_error *err)
     if (fb_command_missing_outcome(&s->prog, o, err) < 0)
         return -1;
     fb_result_limits lim = fb_result_limits_of(s->cmd.timeout_s, &s->cmd.limits);
+    lim.what = s->cmd.command ? "command" : "code";
     if (fb_result_from_program(&s->res, o, &lim, err) < 0)
         return -1;
     json_t *files = json_pack("{s:[], s:[], s:[], s:[]}", "created", "modified", "deleted", "denied");
@@ -140,6 +141,7 @@ static int collect(run_state *s, fb_error *err)
 static int judge(run_state *s, fb_error *err)
 {
     fb_result_limits rlim = fb_result_limits_of(s->cmd.timeout_s, &s->cmd.limits);
+    rlim.what = s->cmd.command ? "command" : "code";
     if (fb_result_from_program(&s->res, &s->outcome, &rlim, err) < 0 || collect(s, err) < 0 ||
         fb_workspace_sync(&s->ws, fb_result_succeeded(&s->res), err) < 0 ||
         fb_result_add_files(&s->res, &s->ws, &k_rendering, err) < 0)

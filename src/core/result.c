@@ -229,6 +229,18 @@ static int from_header(fb_result *r, fb_sandbox_outcome *o, json_t *h, size_t of
     return 0;
 }
 
+/* What ran, for the messages: "the function", or what an execute ran ("the command", "the code"). */
+static const char *what_of(const fb_result_limits *lim)
+{
+    return lim->what ? lim->what : "function";
+}
+
+/* Whose processes the reasons speak of: a function's are the call's. */
+static const char *whose(const fb_result_limits *lim)
+{
+    return lim->what ? lim->what : "call";
+}
+
 /* When the pids limit refused a fork or a thread, the likelier cause of a call that hung, crashed or gave no
  * result: a runtime that cannot start its threads may abort, or wait forever for one (Node does). */
 static bool pids_refused(fb_result *r, const fb_sandbox_outcome *o, const fb_result_limits *lim, fb_errkind kind,
@@ -251,16 +263,16 @@ static void from_signal(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
     char msg[256], reason[400], size[32];
     if (o->oom_killed && o->term_signal == SIGKILL) {
         human_size(lim->memory_bytes, size, sizeof size);
-        snprintf(msg, sizeof msg, "the function exceeded its memory limit of %s and was killed", size);
+        snprintf(msg, sizeof msg, "the %s exceeded its memory limit of %s and was killed", what_of(lim), size);
         snprintf(reason, sizeof reason,
-                 "the call's processes together (files in /tmp and the workspace included) used more than "
+                 "the %s's processes together (files in /tmp and the workspace included) used more than "
                  "limits.memoryBytes (%s), and the kernel's out-of-memory killer ended them; use less memory, or "
                  "raise limits.memoryBytes",
-                 size);
+                 whose(lim), size);
         set_limit_error(r->obj, FB_ERR_MEMORY_LIMIT, msg, "memoryBytes", reason);
     } else if (o->term_signal == SIGXCPU) {
         unsigned long long cpu = lim->cpu_seconds;
-        snprintf(msg, sizeof msg, "the function used more than %llu s of CPU time and was killed", cpu);
+        snprintf(msg, sizeof msg, "the %s used more than %llu s of CPU time and was killed", what_of(lim), cpu);
         snprintf(reason, sizeof reason,
                  "a process used limits.cpuSeconds (%llu s of CPU time; by default the timeout + %d s, which "
                  "threads running in parallel reach before the wall clock does); use less CPU, or raise "
@@ -269,7 +281,7 @@ static void from_signal(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
         set_limit_error(r->obj, FB_ERR_CPU_LIMIT, msg, "cpuSeconds", reason);
     } else if (o->term_signal == SIGXFSZ) {
         human_size(lim->file_size_bytes, size, sizeof size);
-        snprintf(msg, sizeof msg, "the function wrote a file larger than %s and was killed", size);
+        snprintf(msg, sizeof msg, "the %s wrote a file larger than %s and was killed", what_of(lim), size);
         snprintf(reason, sizeof reason,
                  "a write would have grown a file beyond limits.fileSizeBytes (%s); the runtime did not catch "
                  "SIGXFSZ (Python does, and raises OSError EFBIG instead)",
@@ -289,18 +301,21 @@ static void from_status(fb_result *r, const fb_sandbox_outcome *o, const fb_resu
     char msg[256], reason[300];
     if (o->timed_out) {
         set_status(r->obj, "timeout");
-        snprintf(msg, sizeof msg, "the function did not finish within the %g s timeout", lim->timeout_s);
+        snprintf(msg, sizeof msg, "the %s did not finish within the %g s timeout", what_of(lim), lim->timeout_s);
         snprintf(reason, sizeof reason,
-                 "the call's wall-clock time reached its timeout of %g s, and every process of the call was killed; "
-                 "raise `timeout` (at most %g s)",
-                 lim->timeout_s, FB_MAX_TIMEOUT_S);
+                 "the %s's wall-clock time reached its timeout of %g s, and every process %s was killed; raise "
+                 "`timeout` (at most %g s)",
+                 whose(lim), lim->timeout_s, lim->what ? "it started" : "of the call", FB_MAX_TIMEOUT_S);
         if (!pids_refused(r, o, lim, FB_ERR_TIMEOUT, msg))
             set_limit_error(r->obj, FB_ERR_TIMEOUT, msg, "timeout", reason);
         *exit_code = 124;
     } else if (o->cancelled) {
         set_status(r->obj, "terminated");
-        set_error(r->obj, fb_errkind_name(FB_ERR_TERMINATED), "the call was terminated before the function finished",
-                  NULL);
+        if (lim->what)
+            snprintf(msg, sizeof msg, "the %s was terminated before it finished", lim->what);
+        else
+            snprintf(msg, sizeof msg, "the call was terminated before the function finished");
+        set_error(r->obj, fb_errkind_name(FB_ERR_TERMINATED), msg, NULL);
         *exit_code = 143;
     } else if (o->term_signal) {
         set_status(r->obj, "crash");

@@ -25,6 +25,8 @@ typedef struct fb_result_limits {
     double timeout_s;
     uint64_t memory_bytes, result_bytes, file_size_bytes, cpu_seconds, pids;
     uint64_t stdout_bytes, stderr_bytes; /* each stream is cut to its own cap here (truncated.stdout/stderr) */
+    const char *what; /* what ran, as the messages name it: NULL "function" (a call), "command" (a shell
+                         command), "code" (a program's code, a kernel's cell) */
 } fb_result_limits;
 
 /* The limits of a request (request/request.h's, defaults filled in) as the result stage names them. */

@@ -244,6 +244,7 @@ static int run(fnbox_session *s, exec_state *e, const fnbox_call_options *opts, 
 static int judge(fnbox_session *s, exec_state *e, fb_error *err)
 {
     fb_result_limits rlim = fb_result_limits_of(e->cmd.timeout_s, &s->opt.limits);
+    rlim.what = e->cmd.command ? "command" : "code";
     if (e->prog.missing)
         return fb_command_missing_outcome(&e->prog, &e->outcome, err) < 0 ? -1
                                                                            : fb_result_from_program(&e->res, &e->outcome,

@@ -609,6 +609,7 @@ static int render(fb_kernel *k, exec_io *io, const exec_end *end, const fb_kerne
     fill_outcome(k, io, end, t0, &o);
     fb_result_limits lim = fb_result_limits_of(req->timeout_s, &k->s->opt.limits);
     lim.result_bytes = FB_KERNEL_MAX_RESULT_BYTES;
+    lim.what = "code"; /* a cell, not a function */
     fb_result res = {0};
     int rc = fb_result_from_outcome(&res, &o, &lim, err);
     /* o's buffers are io's, freed by the caller: as fb_result_from_outcome left them (it takes the value's

@@ -1,9 +1,11 @@
 #include "util/json.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,7 +277,7 @@ const char *fb_json_type_name(const json_t *v)
 
 int fb_json_dump_out(json_t *v, char **out, size_t *len)
 {
-    *out = v ? json_dumps(v, JSON_COMPACT) : NULL;
+    *out = v ? fb_json_dumps_shortest(v, JSON_COMPACT) : NULL;
     json_decref(v);
     if (!*out)
         return -1;
@@ -400,4 +402,94 @@ char *fb_json_dumps_texts(const json_t *v, size_t flags, const fb_json_texts *t,
     }
     fb_json_pieces_free(&pc);
     return s;
+}
+
+int fb_json_real_text(double d, char *buf, size_t cap)
+{
+    char t[40], out[48];
+    /* DBL_DIG (15) digits: any decimal of as many reads back as written, so for a normal double the first
+     * precision from 15 that reads back as d is the shortest (%g drops the trailing zeros); 17 always does.
+     * A subnormal holds fewer digits: from 1. */
+    bool subnormal = d != 0 && fabs(d) < DBL_MIN;
+    for (int prec = subnormal ? 1 : 15; prec <= 17; prec++) {
+        snprintf(t, sizeof t, "%.*g", prec, d);
+        if (strtod(t, NULL) == d)
+            break;
+    }
+    const char *e = strchr(t, 'e');
+    size_t o = e ? (size_t)(e - t) : strlen(t);
+    memcpy(out, t, o);
+    if (e) { /* jansson's form: 1e300, 1e-5 */
+        const char *x = e + 1;
+        out[o++] = 'e';
+        if (*x == '-')
+            out[o++] = *x++;
+        else if (*x == '+')
+            x++;
+        while (x[0] == '0' && x[1])
+            x++;
+        size_t n = strlen(x);
+        memcpy(out + o, x, n);
+        o += n;
+    } else if (!memchr(t, '.', o)) { /* a real stays one: 3.0 */
+        out[o++] = '.';
+        out[o++] = '0';
+    }
+    out[o] = '\0';
+    return snprintf(buf, cap, "%s", out);
+}
+
+/* The JSON number token at s (outside any string), its length. */
+static size_t token_len(const char *s)
+{
+    size_t n = 0;
+    while (s[n] && strchr("0123456789+-.eE", s[n]))
+        n++;
+    return n;
+}
+
+char *fb_json_shortest_reals(char *text)
+{
+    if (!text)
+        return NULL;
+    fb_buf b;
+    fb_buf_init(&b, SIZE_MAX);
+    size_t len = strlen(text), from = 0;
+    bool in_str = false, esc = false;
+    int rc = fb_buf_reserve(&b, len + 1);
+    for (size_t i = 0; rc == 0 && i < len; i++) {
+        char c = text[i];
+        if (in_str) {
+            in_str = esc || c != '"';
+            esc = !esc && c == '\\';
+            continue;
+        }
+        if (c == '"') {
+            in_str = true;
+            continue;
+        }
+        if (c != '-' && (c < '0' || c > '9'))
+            continue;
+        size_t n = token_len(text + i);
+        if (memchr(text + i, '.', n) || memchr(text + i, 'e', n) || memchr(text + i, 'E', n)) {
+            char num[48];
+            int m = fb_json_real_text(strtod(text + i, NULL), num, sizeof num);
+            rc = fb_buf_append(&b, text + from, i - from) < 0 || fb_buf_append(&b, num, (size_t)m) < 0 ? -1 : 0;
+            from = i + n;
+        }
+        i += n - 1;
+    }
+    if (rc == 0)
+        rc = fb_buf_append(&b, text + from, len - from);
+    free(text);
+    if (rc < 0) {
+        fb_buf_free(&b);
+        return NULL;
+    }
+    return fb_buf_steal(&b, NULL);
+}
+
+char *fb_json_dumps_shortest(const json_t *v, size_t flags)
+{
+    return fb_json_shortest_reals(json_dumps(v, flags));
 }

@@ -13,9 +13,18 @@
 json_t *fb_json_loadb(const char *text, size_t len, size_t flags, json_error_t *jerr);
 /* Like json_dumps, with marked strings written back as the original number text. Caller frees. */
 char *fb_json_dumps(const json_t *v, size_t flags);
+/* The shortest text that reads back as the finite d (15, 16 or 17 significant digits), in jansson's form:
+ * no '+' nor leading zeros in the exponent, ".0" when it would read as an integer. Its length (< 32). */
+int fb_json_real_text(double d, char *buf, size_t cap);
+/* text (a JSON text, taken: freed) with every real number outside strings rewritten by fb_json_real_text:
+ * jansson writes a real with 17 digits (0.1 as 0.10000000000000001, a value read from 6.866578 as
+ * 6.8665779999999996); this gives each back as it reads. NULL when out of memory (text freed). */
+char *fb_json_shortest_reals(char *text);
+/* json_dumps (flags are jansson's), its reals as fb_json_shortest_reals writes them. */
+char *fb_json_dumps_shortest(const json_t *v, size_t flags);
 /* The number text of a marked string, or NULL if v is not one. */
 const char *fb_json_bignum(const json_t *v);
-/* Dumps v compactly into *out (the caller frees it) with its length in *len (len may be NULL), and
+/* Dumps v compactly (reals as fb_json_shortest_reals writes them) into *out (the caller frees it) with its length in *len (len may be NULL), and
  * releases v (NULL is taken as an allocation failure). 0, or -1 when out of memory. */
 int fb_json_dump_out(json_t *v, char **out, size_t *len);
 /* JSON texts a document refers to instead of holding them: a large argument stays the request's text

@@ -55,3 +55,19 @@ char *fb_utf8_sanitize(const char *s, size_t len, size_t *out_len)
     *out_len = o;
     return out;
 }
+
+bool fb_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        if (p[i] < 0x80) { /* the common case, a byte at a time */
+            i++;
+            continue;
+        }
+        size_t n = valid_seq(p + i, len - i);
+        if (n == 0)
+            return false;
+        i += n;
+    }
+    return true;
+}

@@ -66,6 +66,11 @@ def test_timeout_keeps_partial_output():
     assert time.monotonic() - t0 < 10
     assert (r["status"], r["exitCode"], r["stdout"]) == ("timeout", 124, "part\n")
     assert r["error"]["limit"] == "timeout"
+    # a command, not a function (it said "the function did not finish")
+    assert r["error"]["message"] == "the command did not finish within the 0.5 s timeout", r["error"]
+    assert r["error"]["reason"].startswith("the command's wall-clock time reached its timeout of 0.5 s"), r["error"]
+    r = ran({"code": "import time\ntime.sleep(30)", "language": "python", "timeout": 0.5})
+    assert r["status"] == "timeout" and r["error"]["message"] == "the code did not finish within the 0.5 s timeout", r
 
 
 def test_memory_limit_is_137_and_named():
@@ -73,6 +78,7 @@ def test_memory_limit_is_137_and_named():
              "limits": {"memoryBytes": 64 * 1024 * 1024}})
     assert (r["status"], r["exitCode"]) == ("crash", 137), r
     assert r["error"]["type"] == "MemoryLimitExceeded" and r["error"]["limit"] == "memoryBytes"
+    assert r["error"]["message"] == "the command exceeded its memory limit of 64 MiB and was killed", r["error"]
 
 
 def test_stdin_args_env():

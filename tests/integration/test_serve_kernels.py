@@ -78,6 +78,7 @@ def test_interrupt_and_restart(sess):
     kexec(sess, "kept = 1")
     res = kexec(sess, "while True: pass", timeout=0.3)
     assert res["status"] == "timeout" and res["kernelRestarted"] is False, res
+    assert res["error"]["message"] == "the code did not finish within the 0.3 s timeout", res["error"]
     assert kexec(sess, "kept")["result"] == 1
     res = kexec(sess, "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass", timeout=0.3)
     assert res["status"] == "timeout" and res["kernelRestarted"] is True, res

@@ -86,6 +86,25 @@ def test_session_life(server):
     assert end(server, sid).status == 404
 
 
+def test_reals_are_written_as_they_read(server):
+    # jansson's 17 digits made 6.866578 into 6.8665779999999996 in structuredContent and the durations;
+    # the answer now carries each real's shortest text that reads back (the same double).
+    sid = initialize(server)
+    try:
+        code = "def f():\n    return [0.1, 6.866578, 1e300, 3.0, 1/3, 0.1 + 0.2]"
+        r = call(server, sid, "call_function", {"language": "python", "code": code})
+        raw = r.body.decode()
+        assert "[0.1,6.866578,1e300,3.0,0.3333333333333333,0.30000000000000004]" in raw, raw
+        usage = raw[raw.index('"usage":'):]  # the durations too: 10 digits at most, as fnbox wrote them
+        assert "0000000000" not in usage and "9999999999" not in usage, usage
+        res = r.json()["result"]
+        assert res["structuredContent"]["result"] == [0.1, 6.866578, 1e300, 3.0, 1 / 3, 0.1 + 0.2], res
+        text = res["content"][0]["text"]
+        assert "result: [0.1,6.866578,1e300,3.0,0.3333333333333333,0.30000000000000004]" in text, text
+    finally:
+        end(server, sid)
+
+
 def test_sessions_are_separate_and_owned(server):
     a, b = initialize(server), initialize(server)
     call(server, a, "write_file", {"path": "secret.txt", "content": "a's"})

@@ -60,6 +60,17 @@ def test_open_defaults_info_and_close(server):
     error_of(s.get("x"), 404)
 
 
+def test_info_reals_as_given(server):
+    # idleTimeout 0.1 came back as 0.10000000000000001 (jansson's 17 digits)
+    s = Session(server, {"idleTimeout": 30.1, "maxLifetime": 60.3})
+    try:
+        for r in (s.req("GET"),):
+            raw = r.body.decode()
+            assert '"idleTimeout":30.1,' in raw and '"maxLifetime":60.3,' in raw, raw
+    finally:
+        s.close()
+
+
 def test_open_with_options(server):
     s = Session(server, {"workdir": "/work/proj", "files": {"hello.txt": "hi there", "sub/data.bin": "x"},
                          "permissions": {"env": {"GREETING": "howdy"}}, "limits": {"stdoutBytes": 100},
@@ -197,6 +208,9 @@ def test_command_outcomes(sess):
     assert r["exitCode"] == 137 and r["status"] == "crash", r
     r = sess.cmd("echo partial; sleep 20", timeout=0.5)
     assert r["status"] == "timeout" and r["exitCode"] == 124 and r["stdout"] == "partial\n", r
+    assert r["error"]["message"] == "the command did not finish within the 0.5 s timeout", r["error"]
+    r = sess.code("import time\ntime.sleep(20)", "python", timeout=0.5)
+    assert r["status"] == "timeout" and r["error"]["message"] == "the code did not finish within the 0.5 s timeout", r
     assert r["usage"]["wallMs"] < 5000, r
     r = sess.code("x", "cobol")
     assert r["exitCode"] == 127 and "Language interpreter not found: cobol" in r["stderr"], r
@@ -415,6 +429,36 @@ def test_binary_round_trip(sess):
     assert ok(sess.cmd("wc -c < big.bin")).strip() == str(len(big))
 
 
+@pytest.mark.skipif(not os.path.exists("/etc/mime.types"), reason="no /etc/mime.types (Debian's media-types)")
+def test_download_type_from_the_extension(sess):
+    # Every file was application/octet-stream; the type now follows the name (the server reads
+    # /etc/mime.types), a text says UTF-8 where it is, and the untrusted bytes are sent so that a browser
+    # neither guesses their type nor runs them in the server's origin.
+    png = b"\x89PNG\r\n\x1a\n" + bytes(24)
+    for path, data, want in (("out/plot.png", png, "image/png"),
+                             ("out/data.csv", b"a,b\n1,2\n", "text/csv; charset=utf-8"),
+                             ("out/notes.txt", "café\n".encode(), "text/plain; charset=utf-8"),
+                             ("out/latin1.TXT", b"caf\xe9\n", "text/plain"),
+                             ("out/r.json", b'{"a": 1}', "application/json"),
+                             ("out/page.html", b"<script>alert(1)</script>", "text/html; charset=utf-8"),
+                             ("out/Makefile", b"all:\n", "application/octet-stream"),
+                             ("out/blob.fnbox-unknown", b"\x00\x01", "application/octet-stream")):
+        assert sess.put(path, data).status == 204
+        r = sess.get(path)
+        assert r.status == 200 and r.body == data, (path, r)
+        assert r.header("Content-Type") == want, (path, r.header("Content-Type"))
+        assert r.header("X-Content-Type-Options") == "nosniff", path
+        assert r.header("Content-Security-Policy") == "default-src 'none'; sandbox", path
+        name = path.rsplit("/", 1)[1]
+        assert r.header("Content-Disposition") == f"attachment; filename=\"{name}\"; filename*=UTF-8''{name}", path
+    # a name that needs escaping is still named, and no header can be smuggled in through it
+    assert sess.put("out/résumé \"1\".txt", "x").status == 204
+    r = sess.get("out/résumé \"1\".txt")
+    assert r.header("Content-Disposition") == ("attachment; filename=\"r__sum__ _1_.txt\"; "
+                                               "filename*=UTF-8''r%C3%A9sum%C3%A9%20%221%22.txt"), r
+    assert r.header("Content-Type") == "text/plain; charset=utf-8"
+
+
 NAMES = ["with space", "new\nline", "tab\tname", "quo\"te'", "ünïcødé-✓-名前", "back\\slash", "-dash", "*star?",
          "$(touch pwned)", "%2e%2e", ".hidden", "x" * 255]
 
@@ -485,9 +529,23 @@ def test_very_long_url_is_refused_not_500(sess, server):
 
 
 def test_missing_path_argument(sess):
-    for method, suffix in (("GET", "/files"), ("PUT", "/files"), ("DELETE", "/files"), ("GET", "/files/list")):
+    for method, suffix in (("GET", "/files"), ("PUT", "/files"), ("DELETE", "/files")):
         msg = error_of(sess.req(method, suffix, body=b"x" if method == "PUT" else None), 400, "InvalidRequest")
         assert msg.startswith("path"), msg
+
+
+def test_list_without_path_lists_the_workdir(server):
+    # It was 400 "path: missing": a listing without a path is the workdir's, as MCP's list_files gives.
+    s = Session(server, {"workdir": "/work/proj", "files": {"b.txt": "bb", "a/x": "1"}})
+    try:
+        whole = [{"name": "a", "isDir": True, "size": 0}, {"name": "b.txt", "isDir": False, "size": 2}]
+        for suffix in ("/files/list", "/files/list?path=", "/files/list?path"):
+            r = s.req("GET", suffix)
+            assert r.status == 200 and r.header("Content-Type") == "application/json", (suffix, r)
+            assert r.json() == whole, (suffix, r.json())
+        assert s.ls(".").json() == whole
+    finally:
+        s.close()
 
 
 def test_write_creates_parents_and_replaces(sess):

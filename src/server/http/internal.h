@@ -17,6 +17,7 @@
 #include "server/http/sessions.h"
 #include "util/buf.h"
 #include "util/error.h"
+#include "util/media_types.h"
 
 #define FB_HTTP_RETRY_AFTER "1"             /* seconds, in a 503's Retry-After */
 #define FB_HTTP_DISCARD_MAX (1024UL * 1024) /* bytes of an oversized chunked body read (and dropped) so
@@ -45,6 +46,8 @@ typedef struct fb_http_server {
     struct MHD_Daemon *daemon;
     fnbox_engine *engine;     /* warm pools: POST /v1/call and /mcp's call_function run through it (NULL:
                                  fnbox_call) */
+    fb_media_types *media;    /* a session file's Content-Type by its extension (NULL: every file is
+                                 application/octet-stream) */
 } fb_http_server;
 
 enum { FB_HTTP_PLACE_NONE, FB_HTTP_PLACE_QUEUED, FB_HTTP_PLACE_RUNNING };

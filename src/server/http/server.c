@@ -299,6 +299,7 @@ static void server_free(fb_http_server *srv)
     /* No call runs any more: the daemon's threads are gone, and the MCP sessions (whose call_function runs
        through the engine too) have ended, each after waiting for its runs. */
     fnbox_engine_close(srv->engine);
+    fb_media_types_free(srv->media);
     fb_http_admission_destroy(&srv->adm);
     fb_http_metrics_destroy(&srv->metrics);
     pthread_mutex_destroy(&srv->mu);
@@ -363,6 +364,20 @@ static int load_tokens(fb_http_server *srv, fb_error *err)
         fb_http_log_event("warning", "the token file is readable or writable by group or others: whoever reads "
                                      "it can run code through this server (chmod 600 it)");
     return 0;
+}
+
+/* The media types session files are sent as. Without the table (no media-types package) the files are
+ * still served, as application/octet-stream: said once in the log. */
+static void load_media_types(fb_http_server *srv)
+{
+    fb_error err = {0};
+    srv->media = fb_media_types_load(FB_MEDIA_TYPES_PATH, &err);
+    if (!srv->media) {
+        char msg[FB_ERROR_MSG_MAX + 128];
+        snprintf(msg, sizeof msg, "%s: session files are sent as application/octet-stream (install Debian's "
+                 "media-types package for their types)", err.message);
+        fb_http_log_event("warning", msg);
+    }
 }
 
 /* The warm pools, before listening: a bad --warm is the configuration's error, not a request's. */
@@ -506,6 +521,7 @@ int fb_http_serve(const fb_http_config *cfg, int stop_fd, fb_error *err)
     fb_http_server *srv = server_new(cfg);
     if (!srv)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "server");
+    load_media_types(srv);
     if (load_tokens(srv, err) < 0 || open_engine(srv, err) < 0 || server_listen(srv, err) < 0 ||
         server_start(srv, err) < 0) {
         server_free(srv);

@@ -8,6 +8,8 @@
 
 #include "fnbox.h"
 #include "server/http/internal.h"
+#include "server/http/media.h"
+#include "util/json.h"
 
 #define COMMANDS_TAKES "POST /v1/sessions/{id}/commands takes {command, cwd?, env?, timeout?, stdin?}"
 #define CODE_TAKES "POST /v1/sessions/{id}/code takes {code, language, cwd?, env?, timeout?, stdin?}"
@@ -88,8 +90,9 @@ static fb_http_reply info(fb_http_exchange *x, fb_http_session *e)
         return api_error(FNBOX_NO_RESULT, NULL);
     json_t *doc = json_loads(text, 0, NULL), *full = json_pack("{s:s}", "id", x->match.id);
     fnbox_free(text);
-    char *out = doc && full && json_object_update(full, doc) == 0 ? json_dumps(full, JSON_COMPACT | JSON_PRESERVE_ORDER)
-                                                                  : NULL;
+    char *out = doc && full && json_object_update(full, doc) == 0
+                    ? fb_json_dumps_shortest(full, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                    : NULL;
     json_decref(doc);
     json_decref(full);
     return out ? fb_http_reply_json(MHD_HTTP_OK, out, strlen(out), free, true) : api_error(FNBOX_NO_RESULT, NULL);
@@ -218,15 +221,36 @@ fb_http_reply fb_http_handle_session_run(fb_http_exchange *x)
 
 /* ---- files ---- */
 
-/* The `path` query argument (URL-decoded by libmicrohttpd), with its length: it may hold any byte. */
+/* The `path` query argument (URL-decoded by libmicrohttpd), with its length: it may hold any byte. A list
+ * without one (or with an empty one) lists the workdir, as MCP's list_files does: "." is relative to it. */
 static const char *path_arg(const fb_http_exchange *x, size_t *len, fb_error *err)
 {
     const char *v = NULL;
-    if (MHD_lookup_connection_value_n(x->conn, MHD_GET_ARGUMENT_KIND, "path", 4, &v, len) != MHD_YES || !v) {
+    bool given = MHD_lookup_connection_value_n(x->conn, MHD_GET_ARGUMENT_KIND, "path", 4, &v, len) == MHD_YES && v;
+    if (x->match.route == FB_HTTP_ROUTE_SESSION_LIST && (!given || *len == 0)) {
+        *len = 1;
+        return ".";
+    }
+    if (!given) {
         fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "path: missing: add ?path=<a path in the session>");
         return NULL;
     }
     return v;
+}
+
+/* The file's type by its name, and what keeps a browser from running it in the server's origin: these
+ * are untrusted bytes. nosniff: the type is not guessed from the content (text/plain stays text);
+ * attachment: a browser pointed at the URL saves the file rather than showing it; the CSP's sandbox: were
+ * it shown all the same, it has no script and an origin of its own (no access to the API). */
+static void add_file_headers(struct MHD_Response *r, const fb_media_types *media, const char *path, size_t plen,
+                             const char *data, size_t len)
+{
+    fb_http_file_headers h;
+    fb_http_file_headers_of(media, path, plen, data, len, &h);
+    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, h.type);
+    (void)MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    (void)MHD_add_response_header(r, "Content-Disposition", h.disposition);
+    (void)MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'; sandbox");
 }
 
 static fb_http_reply file_op(fb_http_exchange *x, fnbox_session *s, const char *path, size_t plen)
@@ -254,7 +278,7 @@ static fb_http_reply file_op(fb_http_exchange *x, fnbox_session *s, const char *
         fnbox_free(out);
         return (fb_http_reply){0, NULL, 0};
     }
-    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
+    add_file_headers(r, x->srv->media, path, plen, out, out_len);
     return (fb_http_reply){MHD_HTTP_OK, r, out_len};
 }
 

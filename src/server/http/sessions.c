@@ -14,6 +14,8 @@
 
 #include "server/http/log.h"
 
+#include "util/json.h"
+
 struct fb_http_session {
     char id[FB_HTTP_SESSION_ID_LEN + 1];
     int owner;
@@ -273,7 +275,7 @@ static char *info_with_id(fnbox_session *s, const char *id)
         full = NULL;
     }
     json_decref(doc);
-    char *out = full ? json_dumps(full, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    char *out = full ? fb_json_dumps_shortest(full, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(full);
     return out;
 }

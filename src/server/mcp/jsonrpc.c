@@ -131,7 +131,9 @@ json_t *fb_rpc_notification(const char *method, json_t *params)
 
 char *fb_rpc_line(json_t *msg, size_t *len)
 {
-    char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+    /* Reals as they read (0.1, not jansson's 0.10000000000000001): a result parsed from fnbox's text is
+     * written back as that text. */
+    char *text = msg ? fb_json_dumps_shortest(msg, JSON_COMPACT) : NULL;
     json_decref(msg);
     if (!text)
         return NULL;

@@ -9,6 +9,7 @@
 
 #include "server/mcp/mcp.h"
 #include "util/base64.h"
+#include "util/json.h"
 
 /* ---- results ---- */
 
@@ -200,9 +201,8 @@ static char *render(json_t *s)
     json_t *result = json_object_get(s, "result");
     const char *status = json_string_value(json_object_get(s, "status"));
     if (result && status && strcmp(status, "success") == 0 &&
-        /* 15 digits: a model reads 3.14, not jansson's round-trip 3.1400000000000001 (structuredContent
-           keeps the exact value) */
-        (value = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15))))
+        /* the shortest text that reads back: a model reads 3.14, not jansson's 3.1400000000000001 */
+        (value = fb_json_dumps_shortest(result, JSON_COMPACT | JSON_ENCODE_ANY)))
         fprintf(f, "result: %s\n", value);
     free(value);
     static const char *const names[] = {"stdout", "stderr"};

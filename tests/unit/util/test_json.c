@@ -520,6 +520,73 @@ static void test_text_pieces(void **state)
     fb_json_texts_free(&t);
 }
 
+/* Reals as they read: the shortest text that reads back as the same double (not jansson's 17 digits),
+ * in jansson's own form (1e300, 1e-5, 3.0). */
+static void test_real_text(void **state)
+{
+    (void)state;
+    static const struct {
+        double d;
+        const char *want;
+    } cases[] = {
+        {0.1, "0.1"}, {6.866578, "6.866578"}, {3.0, "3.0"}, {-2.5, "-2.5"}, {0.0, "0.0"}, {-0.0, "-0.0"},
+        {1e300, "1e300"}, {1e-5, "1e-5"}, {1.5e-7, "1.5e-7"}, {1.0 / 3, "0.3333333333333333"},
+        {2.0 / 3, "0.6666666666666666"}, {0.1 + 0.2, "0.30000000000000004"}, {1e16, "1e16"},
+        {123456789012.5, "123456789012.5"}, {1.7976931348623157e308, "1.7976931348623157e308"},
+        {5e-324, "5e-324"}, {9007199254740993.0, "9007199254740992.0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[48];
+        int n = fb_json_real_text(cases[i].d, buf, sizeof buf);
+        if (strcmp(buf, cases[i].want) != 0 || n != (int)strlen(buf))
+            fail_msg("%.17g: got %s, want %s", cases[i].d, buf, cases[i].want);
+        assert_true(strtod(buf, NULL) == cases[i].d);
+    }
+    /* every double of a sample reads back from its text */
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        double d;
+        memcpy(&d, &x, sizeof d);
+        if (d != d || d - d != 0) /* NaN, infinities: not JSON */
+            continue;
+        char buf[48], full[48];
+        fb_json_real_text(d, buf, sizeof buf);
+        snprintf(full, sizeof full, "%.17g", d);
+        if (strtod(buf, NULL) != d || strlen(buf) > 24)
+            fail_msg("%s does not read back as %s", buf, full);
+    }
+}
+
+static void test_shortest_reals(void **state)
+{
+    (void)state;
+    json_t *v = json_pack("{s:f, s:[f, f, i, s], s:s, s:f}", "a", 0.1, "b", 6.866578, 1e300, (json_int_t)42,
+                          "7.10000000000000001 \\\" 0.1", "c", "x\"0.30000000000000004", "d", 1.0 / 3);
+    assert_non_null(v);
+    char *text = json_dumps(v, JSON_COMPACT);
+    assert_non_null(strstr(text, "0.10000000000000001"));
+    free(text);
+    char *s = fb_json_dumps_shortest(v, JSON_COMPACT);
+    /* strings (with escaped quotes and backslashes) and integers unchanged */
+    assert_string_equal(s, "{\"a\":0.1,\"b\":[6.866578,1e300,42,\"7.10000000000000001 \\\\\\\" 0.1\"],"
+                           "\"c\":\"x\\\"0.30000000000000004\",\"d\":0.3333333333333333}");
+    json_t *back = json_loads(s, 0, NULL);
+    assert_true(json_equal(back, v));
+    json_decref(back);
+    free(s);
+    char *out = NULL;
+    assert_int_equal(fb_json_dump_out(json_pack("[f]", 0.1), &out, NULL), 0);
+    assert_string_equal(out, "[0.1]");
+    free(out);
+    json_decref(v);
+    assert_null(fb_json_shortest_reals(NULL));
+    char *plain = strdup("[-1,2e5,\"-0.5\",-0.50000000000000000]");
+    char *r = fb_json_shortest_reals(plain);
+    assert_string_equal(r, "[-1,200000.0,\"-0.5\",-0.5]");
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -527,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_error_position),  cmocka_unit_test(test_bignum_detection),
         cmocka_unit_test(test_forged_marker),   cmocka_unit_test(test_forged_text_reference), cmocka_unit_test(test_text_pieces),   cmocka_unit_test(test_long_numbers),
         cmocka_unit_test(test_flags),           cmocka_unit_test(test_plain_documents),
+        cmocka_unit_test(test_real_text),       cmocka_unit_test(test_shortest_reals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

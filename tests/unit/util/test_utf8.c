@@ -208,6 +208,40 @@ static void test_every_pair(void **state)
     }
 }
 
+/* fb_utf8_valid says valid exactly where fb_utf8_sanitize would change nothing: the table's cases and every
+ * 3-byte string of the bytes that matter (ASCII, continuation bytes, each lead byte's edges). */
+static bool sanitize_keeps(const char *in, size_t len)
+{
+    size_t got_len = 0;
+    char *got = fb_utf8_sanitize(in, len, &got_len);
+    assert_non_null(got);
+    bool same = got_len == len && memcmp(got, in, len) == 0;
+    free(got);
+    return same;
+}
+
+static void test_valid_agrees_with_sanitize(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        if (fb_utf8_valid(cases[i].in, cases[i].in_len) != sanitize_keeps(cases[i].in, cases[i].in_len))
+            fail_msg("%s: fb_utf8_valid disagrees with fb_utf8_sanitize", cases[i].label);
+    static const unsigned char bytes[] = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2,
+                                          0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF};
+    size_t n = sizeof bytes;
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = 0; b < n; b++)
+            for (size_t c = 0; c < n; c++) {
+                char in[3] = {(char)bytes[a], (char)bytes[b], (char)bytes[c]};
+                for (size_t len = 1; len <= 3; len++)
+                    if (fb_utf8_valid(in, len) != sanitize_keeps(in, len))
+                        fail_msg("%02X %02X %02X (%zu bytes): fb_utf8_valid disagrees", bytes[a], bytes[b],
+                                 bytes[c], len);
+            }
+    assert_true(fb_utf8_valid("", 0));
+    assert_true(fb_utf8_valid("a\0b", 3));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_every_byte),
         cmocka_unit_test(test_every_pair),
+        cmocka_unit_test(test_valid_agrees_with_sanitize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
