@@ -10,6 +10,7 @@ pkgs=(
   libcmocka-dev                    # C unit tests
   python3 nodejs ruby php-cli      # the runtimes fnbox sandboxes
   python3-pytest                   # integration and security tests
+  python3-yaml python3-jsonschema  # docs/openapi.yaml: made JSON at build time; answers checked against it in the tests
   node-acorn                       # the JavaScript parser the signature oracle test compares with
   cppcheck clang-tidy shellcheck   # static analysis (scripts/lint.sh, part of the tests)
   clang libclang-rt-14-dev         # libFuzzer targets (make fuzz); the runtime is only Recommended by clang
