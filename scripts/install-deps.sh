@@ -51,6 +51,8 @@ npm_ci "$here/tests/integration/mcp"
 # official binary, run from there; the tests never download anything). On a machine that is not linux-x64
 # npm leaves that optional package out.
 npm_ci "$here/tests/integration/mcp-node22"
+# The validator tests/integration/test_openapi.py lints docs/openapi.yaml with (the official OpenAPI 3.1 schema).
+npm_ci "$here/tests/integration/openapi"
 # The Node client (clients/node): TypeScript, Node's types and, for its Strands adapter's type checks,
 # @strands-agents/sdk (a peer dependency of the package, a dev dependency here).
 npm_ci "$here/clients/node"
