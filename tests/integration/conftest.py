@@ -45,4 +45,4 @@ def pytest_terminal_summary(terminalreporter):
     checker = sys.modules.get("openapi_check")
     if checker and checker.stats["answers"]:
         terminalreporter.write_line(f"openapi: {checker.stats['answers']} answers checked against docs/openapi.yaml "
-                                    f"in {checker.stats['seconds']:.2f} s")
+                                    f"in {checker.stats['seconds']:.2f} s of CPU")

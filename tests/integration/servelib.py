@@ -53,11 +53,12 @@ class Response:
         return f"<{self.status} {self.body[:400]!r}>"
 
 
-def check_contract(method, path, resp):
+def check_contract(method, path, resp, request=None):
     """Fails the test when the answer does not match docs/openapi.yaml (openapi_check.py): every answer of
     Server.request is checked."""
     try:
-        openapi_check.check(method, path, resp.status, {k.lower(): v for k, v in resp.headers}, resp.body)
+        openapi_check.check(method, path, resp.status, {k.lower(): v for k, v in resp.headers}, resp.body,
+                            request if isinstance(request, (bytes, str)) else None)
         mismatch = None
     except openapi_check.Mismatch as e:
         mismatch = str(e)
@@ -150,7 +151,7 @@ class Server:
         finally:
             if conn is None:
                 c.close()
-        check_contract(method, path, resp)
+        check_contract(method, path, resp, body)
         return resp
 
     def call(self, request, **kw):

@@ -188,14 +188,15 @@ def answer(srv, method, path, body=None, **kw):
     return resp
 
 
-def check(contract, method, path, resp):
-    contract.check(method, path, resp.status, {k.lower(): v for k, v in resp.headers}, resp.body)
+def check(contract, method, path, resp, request=None):
+    contract.check(method, path, resp.status, {k.lower(): v for k, v in resp.headers}, resp.body, request)
 
 
 def test_the_checker_refuses_answers_that_do_not_match(tmp_path):
+    request = {"language": "python", "code": "def f():\n    return 1\n", "limits": {"memoryBytes": 2 ** 27}}
     with Server() as srv:
         health = answer(srv, "GET", "/v1/health")
-        call = answer(srv, "POST", "/v1/call", {"language": "python", "code": "def f():\n    return 1\n"})
+        call = answer(srv, "POST", "/v1/call", request)
         streamed = answer(srv, "POST", "/v1/call", {"language": "python", "code": "def f():\n    print(1)\n"},
                           headers={"Accept": "application/x-ndjson"})
         missing = answer(srv, "GET", "/v1/nothing")
@@ -205,6 +206,12 @@ def test_the_checker_refuses_answers_that_do_not_match(tmp_path):
                                ("POST", "/v1/call", streamed), ("GET", "/v1/nothing", missing),
                                ("PATCH", "/v1/call", wrong)]:
         check(real, method, path, resp)  # the real document takes them all
+    check(real, "POST", "/v1/call", call, json.dumps(request).encode())
+
+    def memory_limits_refused(doc):
+        doc["components"]["schemas"]["Limits"]["properties"]["memoryBytes"]["maximum"] = 2 ** 20
+    with pytest.raises(openapi_check.Mismatch, match="POST /v1/call took a request .* at limits/memoryBytes"):
+        check(broken_contract(tmp_path, memory_limits_refused), "POST", "/v1/call", call, json.dumps(request).encode())
 
     def version_is_a_number(doc):
         doc["components"]["schemas"]["Health"]["properties"]["version"] = {"type": "number"}
