@@ -22,7 +22,8 @@ CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 # GnuTLS: only its headers are needed to build. Its unit tests link the server's archive (tests/unit/server/).
 MHD_PKG  := libmicrohttpd
 SERVER_SRC := $(sort $(wildcard src/server/http/*.c src/server/mcp/*.c))
-SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o)
+SERVER_ASM := src/server/http/openapi_embed.S
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/%.o) $(SERVER_ASM:%.S=$(BUILD)/%.o)
 SERVER_LIBS = -ldl
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_ASM:%.S=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -94,6 +95,16 @@ $(BUILD)/gen/python_harness.bin: src/harness/python_harness.py tools/harness_byt
 $(BUILD)/src/harness/embed.o: src/harness/embed.S $(HARNESS) $(BUILD)/gen/python_harness.bin
 	@mkdir -p $(@D)
 	$(CC) -DFB_PYTHON_BYTECODE='"$(BUILD)/gen/python_harness.bin"' -c -o $@ $<
+
+# docs/openapi.yaml as compact JSON, embedded in the server for GET /v1/openapi.json (python3-yaml).
+$(BUILD)/gen/openapi.json: docs/openapi.yaml
+	@mkdir -p $(@D)
+	python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1], encoding="utf-8")), \
+		open(sys.argv[2], "w", encoding="utf-8"), ensure_ascii=False, separators=(",", ":"))' $< $@
+
+$(BUILD)/src/server/http/openapi_embed.o: src/server/http/openapi_embed.S $(BUILD)/gen/openapi.json
+	@mkdir -p $(@D)
+	$(CC) -DFB_OPENAPI_JSON='"$(BUILD)/gen/openapi.json"' -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfnbox.a
 	@mkdir -p $(@D)

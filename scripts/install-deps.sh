@@ -12,6 +12,7 @@ pkgs=(
   media-types                      # /etc/mime.types: the Content-Type fnbox serve sends a session file with
   python3-pytest                   # integration and security tests
   python3-venv python3-setuptools python3-wheel  # the Python client's install without PyPI (its README)
+  python3-yaml python3-jsonschema  # docs/openapi.yaml: made JSON at build time; answers checked against it in the tests
   node-acorn                       # the JavaScript parser the signature oracle test compares with
   cppcheck clang-tidy shellcheck   # static analysis (scripts/lint.sh, part of the tests)
   clang libclang-rt-14-dev         # libFuzzer targets (make fuzz); the runtime is only Recommended by clang
@@ -55,6 +56,8 @@ npm_ci "$here/tests/integration/piston"
 # official binary, run from there; the tests never download anything). On a machine that is not linux-x64
 # npm leaves that optional package out.
 npm_ci "$here/tests/integration/mcp-node22"
+# The validator tests/integration/test_openapi.py lints docs/openapi.yaml with (the official OpenAPI 3.1 schema).
+npm_ci "$here/tests/integration/openapi"
 # The Node client (clients/node): TypeScript, Node's types and, for its Strands adapter's type checks,
 # @strands-agents/sdk (a peer dependency of the package, a dev dependency here).
 npm_ci "$here/clients/node"

@@ -38,3 +38,11 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def pytest_terminal_summary(terminalreporter):
+    """What checking the answers against docs/openapi.yaml cost (servelib.Server.request, openapi_check.py)."""
+    checker = sys.modules.get("openapi_check")
+    if checker and checker.stats["answers"]:
+        terminalreporter.write_line(f"openapi: {checker.stats['answers']} answers checked against docs/openapi.yaml "
+                                    f"in {checker.stats['seconds']:.2f} s of CPU")

@@ -16,6 +16,7 @@ import urllib.parse
 
 import pytest
 
+import openapi_check
 from fnboxlib import FNBOX, check_sanitizers, host_pids_matching, require_binary
 
 TOKEN = "serve-test-token-0123456789abcdef"
@@ -50,6 +51,19 @@ class Response:
 
     def __repr__(self):
         return f"<{self.status} {self.body[:400]!r}>"
+
+
+def check_contract(method, path, resp, request=None):
+    """Fails the test when the answer does not match docs/openapi.yaml (openapi_check.py): every answer of
+    Server.request is checked."""
+    try:
+        openapi_check.check(method, path, resp.status, {k.lower(): v for k, v in resp.headers}, resp.body,
+                            request if isinstance(request, (bytes, str)) else None)
+        mismatch = None
+    except openapi_check.Mismatch as e:
+        mismatch = str(e)
+    if mismatch:
+        pytest.fail(mismatch, pytrace=False)
 
 
 class Server:
@@ -133,10 +147,12 @@ class Server:
         try:
             c.request(method, path, body=body, headers=h)
             r = c.getresponse()
-            return Response(r.status, r.getheaders(), r.read())
+            resp = Response(r.status, r.getheaders(), r.read())
         finally:
             if conn is None:
                 c.close()
+        check_contract(method, path, resp, body)
+        return resp
 
     def call(self, request, **kw):
         return self.request("POST", "/v1/call", body=request, **kw)

@@ -1,4 +1,4 @@
-/* GET /v1/health and GET /metrics. */
+/* GET /v1/health, GET /metrics and GET /v1/openapi.json. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,4 +61,22 @@ fb_http_reply fb_http_handle_metrics(fb_http_exchange *x)
     if (!text)
         return (fb_http_reply){0, NULL, 0};
     return fb_http_reply_text(MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
+}
+
+/* docs/openapi.yaml as JSON, made at build time (Makefile) and embedded (openapi_embed.S). */
+extern const char fb_http_openapi_json[];
+extern const unsigned long long fb_http_openapi_json_len;
+
+fb_http_reply fb_http_handle_openapi(fb_http_exchange *x)
+{
+    (void)x;
+    struct MHD_Response *r = MHD_create_response_from_buffer((size_t)fb_http_openapi_json_len,
+                                                             (void *)fb_http_openapi_json, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return (fb_http_reply){0, NULL, 0};
+    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") != MHD_YES) {
+        MHD_destroy_response(r);
+        return (fb_http_reply){0, NULL, 0};
+    }
+    return (fb_http_reply){MHD_HTTP_OK, r, (size_t)fb_http_openapi_json_len};
 }

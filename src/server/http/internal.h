@@ -90,6 +90,7 @@ fb_http_reply fb_http_reply_text(unsigned status, const char *content_type, char
 /* handlers.c, call.c, execute.c, piston.c, sync.c: each route's answer once its request is complete. */
 fb_http_reply fb_http_handle_health(fb_http_exchange *x);
 fb_http_reply fb_http_handle_metrics(fb_http_exchange *x);
+fb_http_reply fb_http_handle_openapi(fb_http_exchange *x);
 fb_http_reply fb_http_handle_call(fb_http_exchange *x);
 fb_http_reply fb_http_handle_execute(fb_http_exchange *x);
 fb_http_reply fb_http_handle_piston_runtimes(fb_http_exchange *x);

@@ -17,6 +17,10 @@ typedef struct route {
 static const route k_routes[] = {
     {"GET", "/v1/health", FB_HTTP_ROUTE_HEALTH, true, false},
     {"HEAD", "/v1/health", FB_HTTP_ROUTE_HEALTH, true, false},
+    /* Public as health is: the document published with fnbox, nothing of this server's state; API explorers
+       and gateways fetch it before they are given a token. */
+    {"GET", "/v1/openapi.json", FB_HTTP_ROUTE_OPENAPI, true, false},
+    {"HEAD", "/v1/openapi.json", FB_HTTP_ROUTE_OPENAPI, true, false},
     {"POST", "/v1/call", FB_HTTP_ROUTE_CALL, false, true},
     {"GET", "/metrics", FB_HTTP_ROUTE_METRICS, false, false},
     {"HEAD", "/metrics", FB_HTTP_ROUTE_METRICS, false, false},
@@ -66,6 +70,7 @@ static const char *const k_names[FB_HTTP_ROUTE_COUNT] = {
     [FB_HTTP_ROUTE_SYNC] = "/v1/sync",
     [FB_HTTP_ROUTE_SESSION_KERNEL_EXEC] = "/v1/sessions/{id}/kernels/{lang}/execute",
     [FB_HTTP_ROUTE_SESSION_KERNEL] = "/v1/sessions/{id}/kernels/{lang}",
+    [FB_HTTP_ROUTE_OPENAPI] = "/v1/openapi.json",
 };
 
 const char *fb_http_route_name(fb_http_route_id id)

@@ -24,6 +24,7 @@ typedef enum fb_http_route_id {
     FB_HTTP_ROUTE_SYNC,            /* POST /v1/sync (fnbox sync) */
     FB_HTTP_ROUTE_SESSION_KERNEL_EXEC, /* POST /v1/sessions/{id}/kernels/{lang}/execute */
     FB_HTTP_ROUTE_SESSION_KERNEL,  /* DELETE /v1/sessions/{id}/kernels/{lang} (restart) */
+    FB_HTTP_ROUTE_OPENAPI,         /* GET /v1/openapi.json (docs/openapi.yaml) */
     FB_HTTP_ROUTE_COUNT
 } fb_http_route_id;
 
@@ -41,7 +42,7 @@ typedef struct fb_http_match {
     fb_http_match_kind kind;
     fb_http_route_id route; /* the path's route (also for NO_METHOD, so that metrics name it); NONE for
                                NO_PATH */
-    bool public;            /* the path needs no bearer token (GET /v1/health, for probes) */
+    bool public;            /* the path needs no bearer token (GET /v1/health, for probes; the API's document) */
     bool takes_body;        /* the route reads a request body */
     char allow[FB_HTTP_ALLOW_MAX]; /* NO_METHOD: "GET, HEAD", the Allow header's value */
     char id[FB_HTTP_ID_MAX + 1];   /* the path's {id} segment, when its pattern has one */

@@ -131,6 +131,7 @@ static fb_http_reply (*const k_handlers[FB_HTTP_ROUTE_COUNT])(fb_http_exchange *
     [FB_HTTP_ROUTE_SYNC] = fb_http_handle_sync,
     [FB_HTTP_ROUTE_SESSION_KERNEL_EXEC] = fb_http_handle_session_run,
     [FB_HTTP_ROUTE_SESSION_KERNEL] = fb_http_handle_session_kernel,
+    [FB_HTTP_ROUTE_OPENAPI] = fb_http_handle_openapi,
 };
 
 /* Only for a request the router matched (refuse_at_headers let it through). */

@@ -23,6 +23,10 @@ static const row k_rows[] = {
     {"GET", "/v1/health", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_HEALTH, true, false, ""},
     {"HEAD", "/v1/health", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_HEALTH, true, false, ""},
     {"POST", "/v1/health", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_HEALTH, true, false, "GET, HEAD"},
+    {"GET", "/v1/openapi.json", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_OPENAPI, true, false, ""},
+    {"HEAD", "/v1/openapi.json", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_OPENAPI, true, false, ""},
+    {"PUT", "/v1/openapi.json", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_OPENAPI, true, false, "GET, HEAD"},
+    {"GET", "/v1/openapi.yaml", FB_HTTP_MATCH_NO_PATH, FB_HTTP_ROUTE_NONE, false, false, ""},
     {"POST", "/v1/call", FB_HTTP_MATCH_OK, FB_HTTP_ROUTE_CALL, false, true, ""},
     {"GET", "/v1/call", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_CALL, false, false, "POST"},
     {"PUT", "/v1/call", FB_HTTP_MATCH_NO_METHOD, FB_HTTP_ROUTE_CALL, false, false, "POST"},
@@ -128,6 +132,7 @@ static void test_names(void **state)
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_METRICS), "/metrics");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_EXECUTE), "/v1/execute");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_SYNC), "/v1/sync");
+    assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_OPENAPI), "/v1/openapi.json");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_PISTON_RUNTIMES), "/api/v2/runtimes");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_PISTON_EXECUTE), "/api/v2/execute");
     assert_string_equal(fb_http_route_name(FB_HTTP_ROUTE_SESSION_FILES), "/v1/sessions/{id}/files");
