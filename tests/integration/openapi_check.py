@@ -101,6 +101,8 @@ class Contract:
         if "schema" not in content[media]:
             return
         spointer = f"{rpointer}/content/{_escape(media)}/schema"
+        if media != ctype:
+            return  # a wildcard (`*/*`: a session file's bytes, whatever their type) is not parsed
         if ctype == "application/json":
             self.validate(where, spointer, self.parse(where, body))
         elif ctype == "application/x-ndjson":
