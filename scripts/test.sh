@@ -241,7 +241,8 @@ run_unprivileged() {
         return
     fi
     dir=$(mktemp -d /tmp/fnbox-unpriv.XXXXXX) || return
-    tar -c --exclude=node_modules --exclude=__pycache__ build/fnbox tests/integration clients/python clients/node |
+    tar -c --exclude=node_modules --exclude=__pycache__ build/fnbox scripts/install-deps.sh tests/integration \
+        clients/python clients/node |
         tar -x -C "$dir"
     [ ! -d clients/node/node_modules ] || cp -a clients/node/node_modules "$dir/clients/node/"
     cache=$(npm config get cache 2>/dev/null)
