@@ -18,6 +18,7 @@
 # Landlock, not x86_64); a dependency scripts/install-deps.sh installs is a failure when it is missing.
 #
 # Environment: WARM=0 skips the warm pass (pass 1); CLIENTS=0 skips the client packages' suites (pass 1); SANITIZE=0 skips pass 2; WEAK=0 pass 3; LINT=0 pass 4; FUZZ=0 pass 5; PYTHON (default /usr/bin/python3, which has pytest);
+# UNPRIV=0 skips the unprivileged pass (run_unprivileged, after pass 1's client suites).
 # PYTEST_ARGS adds arguments to both pytest runs (e.g. PYTEST_ARGS="-k roundtrip -x").
 # Nothing is written into the repository besides the build directories (no .pytest_cache, no __pycache__).
 set -u
@@ -217,6 +218,77 @@ EOF
     rm -rf "$dir"
 }
 
+# The unprivileged pass (issue 29): the session, kernel and client suites once more as an ordinary user, as a
+# developer's own `fnbox serve` and the clients' local mode run them: user namespaces only, no writable
+# cgroup, no /dev/fuse (the mount tests skip, saying so). Needs root to switch users: UNPRIV_USER (default
+# fnbox-test, a system user created when missing). The user runs a copy of what the suites need, in a temp
+# directory of its own: the checkout may sit under root's closed home. The strands runner's `npm ci` reads a
+# copy of root's npm cache, as pass 1's does (--prefer-offline); one SDK is enough here (the server is what
+# differs, not the SDK). About 2.5 minutes on a loaded 2-core machine.
+run_unprivileged() {
+    local user=${UNPRIV_USER:-fnbox-test} started=$SECONDS dir cache reason p f s
+    if [ "$(id -u)" != 0 ]; then
+        say "unprivileged: skipped (not root: the passes above ran as $(id -un) already)"
+        echo "[unprivileged] the unprivileged pass: needs root to switch users; the passes above ran unprivileged" \
+            >>"$SKIPLIST"
+        SKIPPED=$((SKIPPED + 1))
+        return
+    fi
+    if ! id -u "$user" >/dev/null 2>&1 &&
+        ! useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"; then
+        say "unprivileged: FAIL could not create the user $user"
+        FAILED=$((FAILED + 1))
+        return
+    fi
+    dir=$(mktemp -d /tmp/fnbox-unpriv.XXXXXX) || return
+    tar -c --exclude=node_modules --exclude=__pycache__ build/fnbox scripts/install-deps.sh tests/integration \
+        clients/python clients/node |
+        tar -x -C "$dir"
+    [ ! -d clients/node/node_modules ] || cp -a clients/node/node_modules "$dir/clients/node/"
+    cache=$(npm config get cache 2>/dev/null)
+    if [ -n "$cache" ] && [ -d "$cache" ]; then cp -a "$cache" "$dir/npm-cache"; else mkdir "$dir/npm-cache"; fi
+    mkdir "$dir/home" "$dir/tmp"
+    : >"$dir/skipped.txt"
+    chown -R "$user:" "$dir"
+    chmod 755 "$dir"
+    # as-user CMD...: CMD as the user, in the copy, with a home and temp directory of its own
+    printf '#!/bin/sh\ncd %s && exec setpriv --reuid=%s --regid=%s --clear-groups env HOME=%s TMPDIR=%s npm_config_cache=%s FNBOX_BIN=%s "$@"\n' \
+        "$dir" "$user" "$user" "$dir/home" "$dir/tmp" "$dir/npm-cache" "$dir/build/fnbox" >"$dir/as-user"
+    printf '#!/bin/sh\nexec %s %s "$@"\n' "$dir/as-user" "$PYTHON" >"$dir/as-user-python"
+    chmod 755 "$dir/as-user" "$dir/as-user-python"
+    if ! reason=$("$dir/as-user" build/fnbox doctor 2>&1); then
+        say "unprivileged: fnbox doctor fails for $user:"
+        printf '%s\n' "$reason"
+        if [ "${CI:-}" = true ]; then
+            FAILED=$((FAILED + 1))
+        else
+            echo "[unprivileged] the unprivileged pass: fnbox doctor fails for $user" >>"$SKIPLIST"
+            SKIPPED=$((SKIPPED + 1))
+        fi
+        rm -rf "$dir"
+        return
+    fi
+    p=$PASSED f=$FAILED s=$SKIPPED
+    run_unprivileged_suites "$dir"
+    cat "$dir/skipped.txt" >>"$SKIPLIST"
+    rm -rf "$dir"
+    say "unprivileged: as $user: $((PASSED - p)) passed, $((FAILED - f)) failed, $((SKIPPED - s)) skipped" \
+        "in $((SECONDS - started)) s"
+}
+
+# run_unprivileged_suites DIR: the suites, run by DIR/as-user from DIR (run_unprivileged's copy). run_pytest
+# and run_node write their reports into TMP and the skip list, here the user's own.
+run_unprivileged_suites() {
+    local dir=$1
+    local TMP=$dir/tmp SKIPLIST=$dir/skipped.txt PYTHON=$dir/as-user-python
+    run_pytest "$dir/build/fnbox" "unprivileged-pytest" tests/integration/test_serve_sessions.py \
+        tests/integration/test_serve_kernels.py clients/python/tests
+    run_node "unprivileged-clients-node" "$dir" "$dir/as-user" sh -c 'cd clients/node && npm run --silent build &&
+        node --test --test-reporter=tap --test-concurrency=1 test/executor*.test.mjs'
+    run_node "unprivileged-clients-node-strands" "$dir" "$dir/as-user" sh -c \
+        'cd clients/node && node test/strands.run.mjs --sdk 1.16'
+}
+
 # The defence-switch build first: the weak run below needs it, and so do the tests that simulate a
 # missing kernel feature (tests/security/test_landlock.py) in the passes before.
 weak_built=0
@@ -256,6 +328,7 @@ if [ "${CLIENTS:-1}" != 0 ] && [ -x build/fnbox ]; then
     run_pytest build/fnbox "clients-python" clients/python/tests
     unset FNBOX_BIN
 fi
+[ "${UNPRIV:-1}" = 0 ] || [ ! -x build/fnbox ] || run_unprivileged
 
 if [ "$SANITIZE" != 0 ]; then
     say "build: $MAKE sanitize (ASan + UBSan)"

@@ -162,6 +162,24 @@ static __attribute__((noreturn)) void command_init(const fb_child_ctx *sandbox, 
     fb_init_run_program(&c);
 }
 
+/* Says "ready" with our root attached, an O_PATH descriptor the parent keeps for the session's file
+ * operations (fb_sandbox_root). The parent cannot open /proc/<init>/root for itself unless it has
+ * CAP_SYS_PTRACE: we are non-dumpable (spawn.c), and the kernel then lets only a holder of that capability
+ * in our mm's user namespace (the host's: we are a clone, not an exec) reach our root, so an unprivileged
+ * fnbox got EACCES there (issue 29). The descriptor goes outwards only: nothing inside gains anything. */
+static void send_ready(const fb_child_ctx *c)
+{
+    fb_error err = {0};
+    int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) {
+        fb_set_error(&err, FB_ERR_SANDBOX_SETUP, errno, "open / (the sandbox's root, for the parent)");
+        fb_child_fail(c->report_w, &err);
+    }
+    if (fb_sock_send_fds(c->ctl_fd, "r", 1, &root, 1, &err) < 0)
+        _exit(126); /* the parent is gone or gave up on us */
+    close(root);
+}
+
 __attribute__((noreturn)) void fb_init_serve(fb_child_ctx *c)
 {
     /* The one-shot program's pipes are not used here: each request brings its own. */
@@ -174,8 +192,7 @@ __attribute__((noreturn)) void fb_init_serve(fb_child_ctx *c)
     unsigned long flags = CLONE_NEWPID;
     if (fb_defence_disabled("pidns")) /* test builds: no PID namespace of its own (kill -1 is skipped too) */
         flags = 0;
-    if (send(c->ctl_fd, "r", 1, MSG_NOSIGNAL) != 1)
-        _exit(126);
+    send_ready(c);
     close(c->report_w); /* set-up is over: nothing more to report */
     c->report_w = -1;
     for (;;) {

@@ -830,7 +830,8 @@ done:
     return rc;
 }
 
-/* Waits for a serving init's "ready" (its root is built) or its set-up failure. */
+/* Waits for a serving init's "ready" (its root is built; its root descriptor comes with it) or its set-up
+ * failure. */
 static int await_ready(fb_sandbox *sb, fb_error *err)
 {
     double limit_ms = FB_SANDBOX_CREATE_TIMEOUT_S * 1000.0;
@@ -842,8 +843,14 @@ static int await_ready(fb_sandbox *sb, fb_error *err)
         return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ETIMEDOUT, "the sandbox was not ready within %d s",
                             FB_SANDBOX_CREATE_TIMEOUT_S);
     char ready = 0;
-    if ((p[0].revents & POLLIN) && recv(sb->f.ctl[1], &ready, 1, 0) == 1 && ready == 'r')
+    int root = -1;
+    if ((p[0].revents & POLLIN) && fb_sock_recv_tagged(sb->f.ctl[1], &ready, &root) == 1 && ready == 'r' &&
+        root >= 0) {
+        sb->root_fd = root; /* init's root, sent with "ready" (serve.c) */
         return 0;
+    }
+    if (root >= 0)
+        close(root);
     char report[FB_SANDBOX_MAX_SETUP_MSG];
     ssize_t len = read(sb->f.report[0], report, sizeof report - 1);
     if (len > 1 && report[0] == 'E') {
@@ -868,14 +875,6 @@ int fb_sandbox_create(const fb_sandbox_spec *spec, fb_sandbox **out, fb_error *e
     sb->oom_seen = fb_cgroup_oom_kills(&sb->cg); /* what its set-up cost: not what ends it (watch.c) */
     fb_close(&sb->f.report[0]); /* init's set-up report: nothing more comes on it */
     fb_close(&sb->f.sync[1]);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/root", (int)sb->pid);
-    sb->root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (sb->root_fd < 0) {
-        fb_set_error(err, FB_ERR_SANDBOX_SETUP, errno, "open %s", path);
-        fb_sandbox_destroy(sb);
-        return -1;
-    }
     *out = sb;
     return 0;
 }

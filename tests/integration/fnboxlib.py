@@ -55,6 +55,16 @@ def in_ci():
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+def fuse_refused():
+    """Why host mounts (served over FUSE) cannot work for this user, or None: a user other than root who
+    cannot open /dev/fuse read-write gets every `mount` refused (KernelFeatureMissing; `fnbox doctor` says
+    so). No install step gives an ordinary user that right, so the suites that mount skip, naming it;
+    tests/integration/test_unprivileged.py checks the refusal itself."""
+    if os.geteuid() == 0 or os.access("/dev/fuse", os.R_OK | os.W_OK):
+        return None
+    return "host mounts need read-write access to /dev/fuse, which this user lacks (fnbox doctor: fuse)"
+
+
 def skip_unless_ci(reason):
     """Skip for want of something `make test` or scripts/install-deps.sh provides; fail in CI."""
     if in_ci():

@@ -8,7 +8,10 @@ import time
 
 import pytest
 
+from fnboxlib import fuse_refused
 from servelib import TOKEN, Server, Session, error_of, ok
+
+pytestmark = pytest.mark.skipif(fuse_refused() is not None, reason=fuse_refused() or "")
 
 RW = {"rules": [{"pattern": "**", "allow": ["read", "list", "create", "modify", "delete"]}]}
 

@@ -14,7 +14,7 @@ import pytest
 import fnbox
 import fnbox.aio as aio
 from fnbox._ahttp import AsyncTransport, LineSplitter, ProtocolError, ResponseParser
-from conftest import pid_alive, processes_mentioning, wait_until
+from conftest import pid_alive, processes_mentioning, require_host_mounts, wait_until
 
 
 def run(coro):
@@ -351,7 +351,23 @@ def test_aio_wrong_token(tcp_server):
     run(main())
 
 
-def test_aio_call_and_executor(mode, tmp_path):
+def test_aio_executor_mount_and_sync(mode, tmp_path):
+    require_host_mounts()
+
+    async def main():
+        async with aio.Executor(**mode) as ex:
+            host = tmp_path / "h"
+            host.mkdir()
+            mount = {"dirs": {"/out": str(host)}}
+            r = await ex.execute({"language": "python", "code": "def f():\n    open('/out/r.txt', 'w').write('R')",
+                                  "mount": mount})
+            assert not (host / "r.txt").exists()
+            report = await ex.sync_files(r["files"]["created"], mount)
+            assert report["success"] and (host / "r.txt").read_text() == "R"
+    run(main())
+
+
+def test_aio_call_and_executor(mode):
     async def main():
         r = await aio.call({"language": "python", "code": "def f(a): return a + 1", "args": [1]}, **mode)
         assert r["result"] == 2
@@ -365,14 +381,6 @@ def test_aio_call_and_executor(mode, tmp_path):
                            on_stdout=lambda d: out.append(("o", d)), on_stderr=lambda d: out.append(("e", d)), **mode)
         assert sorted(out) == [("e", "e\n"), ("o", "o\n")]
         async with aio.Executor(**mode) as ex:
-            host = tmp_path / "h"
-            host.mkdir()
-            mount = {"dirs": {"/out": str(host)}}
-            r = await ex.execute({"language": "python", "code": "def f():\n    open('/out/r.txt', 'w').write('R')",
-                                  "mount": mount})
-            assert not (host / "r.txt").exists()
-            report = await ex.sync_files(r["files"]["created"], mount)
-            assert report["success"] and (host / "r.txt").read_text() == "R"
             task = asyncio.ensure_future(ex.execute({"language": "python",
                                                      "code": "import time\ndef f():\n    time.sleep(5)"}))
             await asyncio.sleep(0.3)

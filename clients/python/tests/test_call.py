@@ -7,7 +7,7 @@ import time
 import pytest
 
 import fnbox
-from conftest import TOKEN, processes_mentioning, wait_until
+from conftest import TOKEN, processes_mentioning, require_host_mounts, wait_until
 
 DIV = {"language": "python", "code": "def div(a, b):\n    return a / b"}
 
@@ -157,6 +157,7 @@ WRITER = ("def work():\n"
 
 
 def _mounted_dir(tmp_path):
+    require_host_mounts()
     host = tmp_path / "host"
     host.mkdir()
     (host / "old.txt").write_text("original")
