@@ -65,6 +65,24 @@ def fuse_refused():
     return "host mounts need read-write access to /dev/fuse, which this user lacks (fnbox doctor: fuse)"
 
 
+_CGROUP_CHECK = []
+
+
+def cgroup_refused():
+    """Why this user's calls and sessions get no cgroup of their own, or None: without a writable cgroup a
+    memory limit is RLIMIT_DATA per process (an allocation fails instead of a kill with exit 137) and peaks
+    are per process (`fnbox doctor`'s "cgroup limits" check, asked once per test process)."""
+    if not _CGROUP_CHECK:
+        r = subprocess.run([FNBOX, "doctor", "--json"], capture_output=True, text=True, timeout=120)
+        checks = {c["name"]: c for c in json.loads(r.stdout).get("checks", [])} if r.stdout.strip() else {}
+        check = checks.get("cgroup limits")
+        _CGROUP_CHECK.append(None if check and check.get("ok") else
+                             "no writable cgroup for this user: memory limits are per-process rlimits and "
+                             "peaks per process (fnbox doctor: cgroup limits: "
+                             f"{(check or {}).get('detail', 'not reported')})")
+    return _CGROUP_CHECK[0]
+
+
 def skip_unless_ci(reason):
     """Skip for want of something `make test` or scripts/install-deps.sh provides; fail in CI."""
     if in_ci():

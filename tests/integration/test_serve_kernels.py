@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from fnboxlib import marker
+from fnboxlib import cgroup_refused, marker
 from servelib import TOKEN, Server, Session, assert_nothing_left, error_of, host_pids_matching, wait_for
 
 OTHER = "second-token-abcdefghijklmnop"
@@ -203,6 +203,8 @@ def test_kernel_killed_between_executes_says_so(token_file):
 def test_kernel_usage_is_measured(sess):
     burn = sess.kernel("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass")
     assert burn["usage"]["cpuMs"] > 100, burn
+    if cgroup_refused():  # the CPU time above is measured all the same
+        pytest.skip(cgroup_refused())
     r = sess.kernel("x = bytearray(60 << 20)\nlen(x)")
     assert r["status"] == "success", r
     assert r["usage"]["peakMemoryBytes"] > 50 << 20, r

@@ -665,7 +665,7 @@ def get_user():
       });
     });
 
-    describe("the seed's FileChange (issue 29: the drop-in handed over fnbox's wire form)", () => {
+    describe("the seed's FileChange (issue 29: the drop-in handed over fnbox's wire form)", MOUNTS, () => {
       /* A host directory (absolute: realPath is known in both modes) the function changes in every way. */
       const changer =
         "def change():\n    import os\n" +
