@@ -91,14 +91,48 @@ bool fb_command_language_at(size_t i, fb_command_language *out)
 
 /* coreutils' stdbuf(1) helper: preloaded, it sets each stdio stream's buffering from _STDBUF_O/_STDBUF_E */
 #define STDBUF_LIB "/usr/libexec/coreutils/libstdbuf.so"
+#define RUBY_STREAM_PATH "/.fnbox/stream.rb"
 
 const char *const *fb_command_stream_env(void)
 {
     /* Only where the library is there: a missing preload makes ld.so complain on every start. (The
      * sandbox's /usr is the host's.) */
-    static const char *const with_stdbuf[] = {"PYTHONUNBUFFERED=1", "LD_PRELOAD=" STDBUF_LIB, "_STDBUF_O=L", NULL};
-    static const char *const python_only[] = {"PYTHONUNBUFFERED=1", NULL};
-    return access(STDBUF_LIB, R_OK) == 0 ? with_stdbuf : python_only;
+    static const char *const with_stdbuf[] = {"PYTHONUNBUFFERED=1", "RUBYOPT=-r" RUBY_STREAM_PATH,
+                                              "LD_PRELOAD=" STDBUF_LIB, "_STDBUF_O=L", NULL};
+    static const char *const without[] = {"PYTHONUNBUFFERED=1", "RUBYOPT=-r" RUBY_STREAM_PATH, NULL};
+    return access(STDBUF_LIB, R_OK) == 0 ? with_stdbuf : without;
+}
+
+/* Ruby has no variable that unbuffers its stdout, so RUBYOPT preloads this: the harness's flusher
+ * (harness/ruby_harness.rb timed_flush), a thread that flushes the block buffer every 5 ms (sync, a write(2)
+ * per puts, made a loop of short lines 8x slower). Without a thread (the pids limit), sync. */
+static const char k_ruby_stream[] =
+    "# fnbox: a streamed run's stdout, flushed every 5 ms (RUBYOPT=-r" RUBY_STREAM_PATH ")\n"
+    "begin\n"
+    "  Thread.new do\n"
+    "    Thread.current.report_on_exception = false\n"
+    "    loop do\n"
+    "      sleep 0.005\n"
+    "      begin\n"
+    "        STDOUT.flush\n"
+    "      rescue Exception\n"
+    "        nil\n"
+    "      end\n"
+    "    end\n"
+    "  end\n"
+    "rescue ThreadError\n"
+    "  STDOUT.sync = true\n"
+    "end\n";
+
+const fb_sandbox_file fb_command_stream_file = {.path = RUBY_STREAM_PATH, .data = k_ruby_stream,
+                                                .len = sizeof k_ruby_stream - 1};
+
+int fb_command_stream(fb_command_program *p, fb_error *err)
+{
+    if (fb_launch_env_defaults(p->envp, p->env_cap, fb_command_stream_env(), err) < 0)
+        return -1;
+    p->stream = true;
+    return 0;
 }
 
 /* argv = head (NULL-terminated), then the request's args. */
@@ -181,13 +215,18 @@ int fb_command_prepare(const fb_command *cmd, fb_command_program *out, fb_error 
     return make_argv(out, head, cmd, err);
 }
 
-void fb_command_program_spec(const fb_command_program *p, fb_sandbox_spec *spec)
+void fb_command_program_spec(fb_command_program *p, fb_sandbox_spec *spec)
 {
     spec->exec_path = p->exec_path;
     spec->argv = (char *const *)p->argv;
     spec->envp = (char *const *)p->envp;
-    spec->files = p->nfiles ? &p->file : NULL;
-    spec->nfiles = p->nfiles;
+    size_t n = 0;
+    if (p->nfiles)
+        p->spec_files[n++] = p->file;
+    if (p->stream)
+        p->spec_files[n++] = fb_command_stream_file;
+    spec->files = n ? p->spec_files : NULL;
+    spec->nfiles = n;
     spec->cwd = p->cwd;
     spec->exec_allow = p->exec_allow;
     spec->exec_any = p->exec_any;
