@@ -148,9 +148,31 @@ def test_call_stream_keeps_the_block_buffer(lang):
     assert res["result"] in (False, 0), f"{lang}: a streamed call's stdout is line-buffered: {res['result']}"
 
 
+def test_exec_stream_keeps_pythons_block_buffer():
+    """A streamed execute's own python3 keeps its block buffer (PYTHONUNBUFFERED would write each print in
+    two write(2)s, 3.7x a loop of short lines' time): fnbox's sitecustomize flushes it; sys.path and the
+    system's own sitecustomize are as they would be without it."""
+    show = ("python3 -c \"import sys, sitecustomize; print(sys.stdout.write_through, sys.stdout.line_buffering, "
+            "[p for p in sys.path if 'fnbox' in p], sitecustomize.__file__)\"")
+    proc = subprocess.run([FNBOX, "exec", "--stream", "-"], input=json.dumps({"command": show}).encode(),
+                          capture_output=True, timeout=60)
+    res = json.loads(proc.stdout.splitlines()[-1])
+    plain = subprocess.run([FNBOX, "exec", "-"], input=json.dumps({"command": show}).encode(), capture_output=True,
+                           timeout=60)
+    assert res["stdout"] == json.loads(plain.stdout)["stdout"], (res, plain.stdout)
+    assert res["stdout"].startswith("False False [] "), res
+
+
+def test_exec_stream_with_the_requests_pythonpath():
+    """A request's own PYTHONPATH stands (it would hide fnbox's sitecustomize): PYTHONUNBUFFERED then, and
+    the lines still arrive as written."""
+    cli_stream("exec", {"command": COMMANDS["python3"], "timeout": 60, "env": {"PYTHONPATH": "/tmp"},
+                        "permissions": {"preset": "allowAllEnv"}})
+
+
 def test_exec_stream_keeps_the_requests_own_setting():
-    """PYTHONUNBUFFERED is a default of a streamed run, not forced: what the request sets stands, and an
-    unstreamed run has neither it nor the preload."""
+    """PYTHONUNBUFFERED, RUBYOPT, the preload are a streamed run's defaults, not forced: what the request sets
+    stands, and an unstreamed run has none of them."""
     show = "python3 -c \"import os; print(os.environ.get('PYTHONUNBUFFERED'), 'LD_PRELOAD' in os.environ)\""
     plain = subprocess.run([FNBOX, "exec", "-"], input=json.dumps({"command": show}).encode(), capture_output=True,
                            timeout=60)
