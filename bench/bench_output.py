@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Output benchmark: a function printing 50 MB in a loop, through `fnbox call` (not streamed) and `fnbox call
 --stream`, with this build and a baseline (e.g. the build before streamed output was line-buffered),
-alternating in one run so both see the same machine state. Streamed runs line-buffer the function's stdout
-(docs/internals/harness-protocol.md, "stream"); unstreamed runs keep the runtime's block buffer, so their
-ratio should stay ~1.00, and the streamed ratio is what a line at a time costs.
+alternating in one run so both see the same machine state. A streamed run keeps the runtime's block buffer
+and has a thread of the harness flush it every 5 ms (docs/internals/harness-protocol.md, "stream"); line
+buffering, a write(2) per line, made a streamed loop of short lines 3-4x slower. Both ratios should stay
+~1.00 against the build before streamed output was flushed at all.
 
     bench/bench_output.py [-n 3] [--fnbox build/fnbox] [--baseline OLD/fnbox] [--langs python,ruby,c]
-                          [--mb 50] [--lines short,long]
+                          [--mb 50] [--lines short,long] [--memory-mb N]
 
 short lines are 20 bytes (`print` of a 19-character string: 2.5 M lines for 50 MB), long ones 1000 bytes.
 Printed per language, line length and mode: the median wall time of each build and new/old. The --stream
@@ -32,13 +33,15 @@ LOOPS = {
 WIDTH = {"short": 20, "long": 1000}
 
 
-def request(lang, lines, mb):
+def request(lang, lines, mb, memory_mb=None):
     width = WIDTH[lines]
     n = mb * 1000 * 1000 // width
     code = LOOPS[lang].format(w=width - 1, n=n)
-    cap = mb * 1000 * 1000 + (1 << 20)
+    limits = {"stdoutBytes": mb * 1000 * 1000 + (1 << 20)}
+    if memory_mb:
+        limits["memoryBytes"] = memory_mb << 20
     return json.dumps({"language": lang, "code": code, "functionName": "f", "timeout": 300,
-                       "limits": {"stdoutBytes": cap}}).encode()
+                       "limits": limits}).encode()
 
 
 def run(exe, body, stream):
@@ -69,12 +72,14 @@ def main():
     ap.add_argument("--langs", default="python,ruby,c")
     ap.add_argument("--mb", type=int, default=50)
     ap.add_argument("--lines", default="short,long")
+    ap.add_argument("--memory-mb", type=int, help="limits.memoryBytes (Node queues what a full pipe does not "
+                    "take yet: a streamed 50 MB loop can pass the 256 MiB default)")
     a = ap.parse_args()
     builds = {"old": a.baseline, "new": a.fnbox}
     print(f"{'lang':<11}{'lines':<7}{'mode':<9}{'old s':>8}{'new s':>8}{'new/old':>9}")
     for lang in a.langs.split(","):
         for lines in a.lines.split(","):
-            body = request(lang, lines, a.mb)
+            body = request(lang, lines, a.mb, a.memory_mb)
             for stream in (False, True):
                 times = {k: [] for k in builds}
                 for _ in range(a.n):

@@ -26,6 +26,8 @@
 #define FB_COMMAND_EXTRA_ENV 20 /* room left in envp for the caller's own entries (the proxy's variables,
                                    fb_command_stream_env) */
 
+#define FB_COMMAND_STREAM_FILES 2 /* fb_command_stream_files */
+
 typedef struct fb_command_program {
     const char *language;         /* the canonical name ("python3", "javascript", "c"...), NULL for a command */
     const char *missing;          /* not NULL: nothing can run; the stderr text (exit 127) */
@@ -36,6 +38,9 @@ typedef struct fb_command_program {
     fb_sandbox_file file;         /* the code, under /.fnbox (read-only); nfiles 0 for a command or main */
     size_t nfiles;
     const char *source;           /* the code's path in the sandbox: file's, or main's in the workdir */
+    bool stream;                  /* the caller takes the output as it arrives (fb_command_stream) */
+    fb_sandbox_file spec_files[1 + FB_COMMAND_STREAM_FILES]; /* the spec's: the code's, then
+                                     fb_command_stream_files when streamed */
     bool compiled;                /* fd 3 carries the compile report (fb_command_compile_report) */
     const char *const *exec_allow;/* what the program may execute besides exec_path (the request's) */
     bool exec_any;
@@ -53,15 +58,22 @@ typedef struct fb_command_program {
 int fb_command_prepare(const fb_command *cmd, fb_command_program *out, fb_error *err);
 /* Fills spec's exec_path, argv, envp, files, cwd, execute rights and stdio (the input is stdin; fd 3 only
  * for a compiled language). The caller sets the rest (workdir, limits, input, cancel fd...). */
-void fb_command_program_spec(const fb_command_program *p, fb_sandbox_spec *spec);
+void fb_command_program_spec(fb_command_program *p, fb_sandbox_spec *spec);
 void fb_command_program_free(fb_command_program *p);
 
-/* What a streamed run (the caller takes the output as it arrives) adds to the environment, unless the
- * request sets the same key: the program is the user's own (`python3 x.py`, a C program), not a harness that
- * could line-buffer its output, and on a pipe Python and C's stdio would hold the output until the end.
- * PYTHONUNBUFFERED=1; coreutils' libstdbuf (what `stdbuf -oL` preloads: C stdio line-buffered) when this
- * host has it. NULL-terminated, static. */
-const char *const *fb_command_stream_env(void);
+/* What a streamed run (the caller takes the output as it arrives) adds to envp (cap slots), unless the
+ * request sets the same key: the program is the user's own (`python3 x.py`, `ruby x.rb`, a C program), not a
+ * harness that could flush its output, and on a pipe Python, Ruby and C's stdio would hold the output until
+ * the end. PYTHONPATH=/.fnbox/stream-py and RUBYOPT=-r/.fnbox/stream.rb (fb_command_stream_files: a thread
+ * flushes the runtime's stdout every 5 ms; with a PYTHONPATH of the request's, PYTHONUNBUFFERED=1 instead);
+ * coreutils' libstdbuf (what `stdbuf -oL` preloads: C stdio line-buffered) when this host has it.
+ * "InternalError" when envp is full. */
+int fb_command_stream_env(const char **envp, size_t cap, fb_error *err);
+/* The files those variables name, placed read-only under /.fnbox: in a streamed execute's sandbox
+ * (fb_command_program_spec) and in every session's (core/session.c), whose commands may stream. */
+extern const fb_sandbox_file fb_command_stream_files[FB_COMMAND_STREAM_FILES];
+/* A streamed execute: fb_command_stream_env in p's environment, fb_command_stream_files among its files. */
+int fb_command_stream(fb_command_program *p, fb_error *err);
 
 /* The compile step's report in fd 3's bytes (a compiled language's run): its output (compiler stdout and
  * stderr, in order) and exit status. false when the compiler did not finish (the run was killed first). */

@@ -175,7 +175,7 @@ FNBOX_API int fnbox_execute(const char *request, size_t request_len, const fnbox
     if (rc == 0)
         rc = fb_command_prepare(&s.cmd, &s.prog, &err);
     if (rc == 0 && opts.output) /* streamed: the program's own runtime writes as it goes */
-        rc = fb_launch_env_defaults(s.prog.envp, s.prog.env_cap, fb_command_stream_env(), &err);
+        rc = fb_command_stream(&s.prog, &err);
     if (rc == 0 && s.prog.missing) {
         before_run = false;
         rc = missing_result(&s, &err);

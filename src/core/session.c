@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "core/call_files.h"
+#include "core/command.h"
 #include "core/launch.h"
 #include "core/result.h"
 #include "core/session.h"
@@ -167,6 +168,9 @@ static int configure(fnbox_session *s, fb_error *err)
         .proxy_listen = network,
         .on_proxy = fb_proxy_on_listen,
         .proxy_ctx = &s->net,
+        /* a streamed command's preloads (fb_command_stream_env): commands stream one by one */
+        .files = fb_command_stream_files,
+        .nfiles = FB_COMMAND_STREAM_FILES,
     };
     fb_launch_limits_of(FB_MAX_TIMEOUT_S, &s->opt.limits, &s->spec.limits);
     return 0;

@@ -183,7 +183,7 @@ static int build_env(fnbox_session *s, exec_state *e, fb_error *err)
 /* A streamed command: the program's own runtime writes as it goes (fb_command_stream_env). */
 static int stream_env(exec_state *e, const fnbox_call_options *opts, fb_error *err)
 {
-    return opts->output ? fb_launch_env_defaults(e->envp, SESSION_ENV_CAP, fb_command_stream_env(), err) : 0;
+    return opts->output ? fb_command_stream_env(e->envp, SESSION_ENV_CAP, err) : 0;
 }
 
 static void count_running(fnbox_session *s, int delta)

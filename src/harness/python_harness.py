@@ -122,17 +122,52 @@ def _write_all(fd, data):
         off += _os.write(fd, mv[off:])
 
 
+# A streamed call's output reaches the caller as it is written (docs/internals/harness-protocol.md, "stream"):
+# on a pipe Python would hold it in an 8 KiB block buffer until the end.  Line buffering would cost a
+# write(2) per line (a 50 MB loop of short lines: 10x the bare interpreter's time), so the block buffer stays
+# and a thread flushes it every _FLUSH_S: a line waits at most that long (plus the GIL's switch interval,
+# 5 ms, while the function computes), and a loop of prints still writes in 8 KiB blocks.  The thread lives
+# for the process (a kernel's next cell may stream again) and only flushes while _flush['on']; a fork's
+# child starts its own.  If no thread can start (the call's pids limit), line buffering it is.
+_FLUSH_S = 0.005
+_flush = {'on': False, 'pid': 0}
+
+
+def _flusher():
+    import time
+    while True:
+        time.sleep(_FLUSH_S)
+        if _flush['on']:
+            for s in (sys.__stdout__, sys.__stderr__):
+                if s is not None:
+                    try:
+                        s.flush()
+                    except Exception:
+                        pass    # closed or replaced: the user's choice stands
+
+
 def _line_buffered(on):
-    # A streamed call's output reaches the caller as it is written, a line at a time at the latest (as on a
-    # terminal): on a pipe Python would hold it in an 8 KiB block buffer until the end.  Line buffering costs
-    # one write(2) per line, which only a streamed call pays (bench/bench_output.py); stderr is line-buffered
-    # already (3.9+), and set the same for 3.8.
-    for s in (sys.stdout, sys.stderr):
+    for s in (sys.__stdout__, sys.__stderr__):
         try:
             if s.line_buffering != on:
                 s.reconfigure(line_buffering=on)
         except Exception:
             pass                # replaced by something else, or closed: the user's choice stands
+
+
+def _timed_flush(on):
+    _flush['on'] = on
+    if not on or _flush['pid'] == _os.getpid():
+        return
+    try:
+        import _thread
+        _thread.start_new_thread(_flusher, ())
+    except Exception:
+        _line_buffered(True)
+        return
+    if not _flush['pid']:
+        _os.register_at_fork(after_in_child=lambda: _timed_flush(_flush['on']))
+    _flush['pid'] = _os.getpid()
 
 
 def _flush_user_streams():
@@ -336,7 +371,7 @@ def _main():
         kwargs = req.get('kwargs') or {}
         workdir = req.get('workdir') or _os.getcwd()
         if req.get('stream'):
-            _line_buffered(True)
+            _timed_flush(True)
         del req
     except BaseException as e:
         _cold('errors')

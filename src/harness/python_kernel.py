@@ -128,7 +128,7 @@ def _main():
         if req is None:                  # EOF: the host is done with us
             _os._exit(0)
         try:
-            _h._line_buffered(bool(req.get('stream')))
+            _h._timed_flush(bool(req.get('stream')))
             _mark((req.get('mark') or '').encode())
             payload = _run_cell(req.get('code') or '', ns)
         except KeyboardInterrupt:        # between the cell's end and here

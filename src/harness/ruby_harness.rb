@@ -72,15 +72,44 @@ module FnboxHarness
 
   # ----------------------------------------------------------------------------------------- output
 
-  # A streamed call's output reaches the caller as it is written (as on a terminal): on a pipe Ruby would hold
-  # it in its buffer until the end.  Ruby has no line buffering: sync writes each write at once (`puts` is one
-  # write), which only a streamed call pays (bench/bench_output.py).  $stderr is sync already.
+  # A streamed call's output reaches the caller as it is written (docs/internals/harness-protocol.md,
+  # "stream"): on a pipe Ruby would hold it in its buffer until the end.  Ruby has no line buffering, and sync
+  # (a write(2) per `puts`) makes a 50 MB loop of short lines 8x slower, so the buffer stays and a thread
+  # flushes it every FLUSH_S: a line waits that long at most while the function blocks or writes, up to the
+  # GVL's time slice (100 ms) while it only computes.  The thread lives for the process (a kernel's next cell
+  # may stream again) and flushes only while FLUSH[:on].  If no thread can start (the call's pids limit),
+  # sync it is.  $stderr is sync already.
+  FLUSH_S = 0.005
+  FLUSH = { on: false, pid: nil }
+
   def line_buffered(on)
     [$stdout, STDOUT].uniq.each do |s|
       s.sync = on
     rescue Exception # rubocop:disable Lint/RescueException -- closed or replaced: the user's choice stands
       nil
     end
+  end
+
+  def timed_flush(on)
+    FLUSH[:on] = on
+    return if !on || FLUSH[:pid] == Process.pid
+
+    Thread.new do
+      Thread.current.report_on_exception = false
+      loop do
+        sleep FLUSH_S
+        next unless FLUSH[:on]
+
+        begin
+          STDOUT.flush
+        rescue Exception # rubocop:disable Lint/RescueException -- closed: the user's choice stands
+          nil
+        end
+      end
+    end
+    FLUSH[:pid] = Process.pid
+  rescue ThreadError
+    line_buffered(true)
   end
 
   def flush_user_streams
@@ -471,7 +500,7 @@ module FnboxHarness
       publish(header('HarnessError', "cannot read the call input on fd 4: #{e.class}: #{e.message}", '', 1))
       return 1
     end
-    line_buffered(true) if req['stream']
+    timed_flush(true) if req['stream']
     begin
       body = run(req)
     rescue Exception => e # rubocop:disable Lint/RescueException

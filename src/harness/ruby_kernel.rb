@@ -90,7 +90,7 @@ module FnboxKernel
       end
       exit!(0) if req.nil? # EOF: the host is done with us
       code = req.is_a?(Hash) && req['code'].is_a?(String) ? req['code'] : ''
-      H.line_buffered(req.is_a?(Hash) && req['stream'] == true)
+      H.timed_flush(req.is_a?(Hash) && req['stream'] == true)
       mark(req.is_a?(Hash) && req['mark'].is_a?(String) ? req['mark'] : '', raw)
       payload = begin
         run_cell(code)

@@ -39,6 +39,7 @@ FUNCTIONS = {
 PROGRAMS = {
     "python3": f"import time\nfor i in range(3):\n    print('L%d' % i)\n    time.sleep({GAP})\n",
     "php": f"<?php\nfor ($i = 0; $i < 3; $i++) {{ echo \"L$i\\n\"; usleep({int(GAP * 1e6)}); }}\n",
+    "ruby": f"3.times {{ |i| puts \"L#{{i}}\"; sleep {GAP} }}\n",
     "node": f"(async () => {{ for (let i = 0; i < 3; i++) {{ console.log('L' + i); "
             f"await new Promise(r => setTimeout(r, {int(GAP * 1000)})); }} }})();\n",
     "c": f"#include <stdio.h>\n#include <unistd.h>\nint main(void) {{ for (int i = 0; i < 3; i++) {{ "
@@ -48,8 +49,10 @@ PROGRAMS = {
     "bash": f"for i in 0 1 2; do echo L$i; sleep {GAP}; done\n",
 }
 
-# Shell commands that start a buffering runtime themselves (exec and session commands).
+# Shell commands that start a buffering runtime themselves (exec and session commands). Ruby has no variable
+# that unbuffers it: fnbox's RUBYOPT preload (/.fnbox/stream.rb) flushes it.
 COMMANDS = {
+    "ruby": "printf '3.times { |i| puts \"L#{i}\"; sleep " + str(GAP) + " }\\n' > /tmp/p.rb && ruby /tmp/p.rb",
     "python3": "python3 -c \"import time\nfor i in range(3): print('L%d' % i); time.sleep(" + str(GAP) + ")\"",
     "c": "printf '#include <stdio.h>\\n#include <unistd.h>\\nint main(void){for(int i=0;i<3;i++){printf(\"L%%d\\\\n\",i);"
          f"usleep({int(GAP * 1e6)});}}return 0;}}\\n' > /tmp/p.c && cc -o /tmp/p /tmp/p.c && /tmp/p",
@@ -124,9 +127,52 @@ def test_exec_stream_cli_command(what):
     cli_stream("exec", {"command": COMMANDS[what], "timeout": 60})
 
 
+# What a streamed function sees of its stdout's buffering: the runtime's block buffer (a thread of the harness
+# flushes it every few ms), not line buffering, which writes each line on its own (10-20x a loop of short
+# lines' time: bench/bench_output.py).
+BUFFERING = {
+    "python": "import sys\ndef f():\n    print('x')\n    return sys.stdout.line_buffering\n",
+    "ruby": "def f\n  puts 'x'\n  $stdout.sync\nend\n",
+    "c": "#include <stdio.h>\n#include <stdio_ext.h>\nint f(void) { puts(\"x\"); return __flbf(stdout) != 0; }\n",
+}
+
+
+@pytest.mark.parametrize("lang", sorted(BUFFERING))
+def test_call_stream_keeps_the_block_buffer(lang):
+    require_binary()
+    body = {"language": lang, "code": BUFFERING[lang], "functionName": "f", "timeout": 60}
+    proc = subprocess.run([FNBOX, "call", "--stream", "-"], input=json.dumps(body).encode(), capture_output=True,
+                          timeout=120)
+    res = json.loads(proc.stdout.splitlines()[-1])
+    assert res["status"] == "success" and res["stdout"] == "x\n", res
+    assert res["result"] in (False, 0), f"{lang}: a streamed call's stdout is line-buffered: {res['result']}"
+
+
+def test_exec_stream_keeps_pythons_block_buffer():
+    """A streamed execute's own python3 keeps its block buffer (PYTHONUNBUFFERED would write each print in
+    two write(2)s, 3.7x a loop of short lines' time): fnbox's sitecustomize flushes it; sys.path and the
+    system's own sitecustomize are as they would be without it."""
+    show = ("python3 -c \"import sys, sitecustomize; print(sys.stdout.write_through, sys.stdout.line_buffering, "
+            "[p for p in sys.path if 'fnbox' in p], sitecustomize.__file__)\"")
+    proc = subprocess.run([FNBOX, "exec", "--stream", "-"], input=json.dumps({"command": show}).encode(),
+                          capture_output=True, timeout=60)
+    res = json.loads(proc.stdout.splitlines()[-1])
+    plain = subprocess.run([FNBOX, "exec", "-"], input=json.dumps({"command": show}).encode(), capture_output=True,
+                           timeout=60)
+    assert res["stdout"] == json.loads(plain.stdout)["stdout"], (res, plain.stdout)
+    assert res["stdout"].startswith("False False [] "), res
+
+
+def test_exec_stream_with_the_requests_pythonpath():
+    """A request's own PYTHONPATH stands (it would hide fnbox's sitecustomize): PYTHONUNBUFFERED then, and
+    the lines still arrive as written."""
+    cli_stream("exec", {"command": COMMANDS["python3"], "timeout": 60, "env": {"PYTHONPATH": "/tmp"},
+                        "permissions": {"preset": "allowAllEnv"}})
+
+
 def test_exec_stream_keeps_the_requests_own_setting():
-    """PYTHONUNBUFFERED is a default of a streamed run, not forced: what the request sets stands, and an
-    unstreamed run has neither it nor the preload."""
+    """PYTHONUNBUFFERED, RUBYOPT, the preload are a streamed run's defaults, not forced: what the request sets
+    stands, and an unstreamed run has none of them."""
     show = "python3 -c \"import os; print(os.environ.get('PYTHONUNBUFFERED'), 'LD_PRELOAD' in os.environ)\""
     plain = subprocess.run([FNBOX, "exec", "-"], input=json.dumps({"command": show}).encode(), capture_output=True,
                            timeout=60)
@@ -135,6 +181,15 @@ def test_exec_stream_keeps_the_requests_own_setting():
                           input=json.dumps({"command": show, "permissions": {"preset": "allowAllEnv"},
                                             "env": {"PYTHONUNBUFFERED": "x"}}).encode())
     assert json.loads(proc.stdout.splitlines()[-1])["stdout"].startswith("x "), proc.stdout
+    # RUBYOPT the same: the preload is only a streamed run's, and the request's own value stands
+    show = "ruby -e 'p ENV[\"RUBYOPT\"]'"
+    plain = subprocess.run([FNBOX, "exec", "-"], input=json.dumps({"command": show}).encode(), capture_output=True,
+                           timeout=60)
+    assert json.loads(plain.stdout)["stdout"] == "nil\n", plain.stdout
+    proc = subprocess.run([FNBOX, "exec", "--stream", "-"], capture_output=True, timeout=60,
+                          input=json.dumps({"command": show, "permissions": {"preset": "allowAllEnv"},
+                                            "env": {"RUBYOPT": "-W0"}}).encode())
+    assert json.loads(proc.stdout.splitlines()[-1])["stdout"] == '"-W0"\n', proc.stdout
 
 
 # ---- fnbox serve: NDJSON routes ----
@@ -164,7 +219,7 @@ def test_serve_call(server, lang):
                                       "timeout": 60})
 
 
-@pytest.mark.parametrize("lang", ["python3", "c"])
+@pytest.mark.parametrize("lang", ["python3", "ruby", "c"])
 def test_serve_execute(server, lang):
     serve_stream(server, "/v1/execute", {"language": lang, "code": PROGRAMS[lang], "timeout": 60})
 
@@ -182,13 +237,14 @@ def test_session_call(sess, lang):
                                                  "timeout": 60})
 
 
-@pytest.mark.parametrize("lang", ["python3", "c"])
+@pytest.mark.parametrize("lang", ["python3", "ruby", "c"])
 def test_session_code(sess, lang):
     serve_stream(sess.srv, sess.base + "/code", {"language": lang, "code": PROGRAMS[lang], "timeout": 60})
 
 
-def test_session_command(sess):
-    serve_stream(sess.srv, sess.base + "/commands", {"command": COMMANDS["python3"], "timeout": 60})
+@pytest.mark.parametrize("what", ["python3", "ruby"])
+def test_session_command(sess, what):
+    serve_stream(sess.srv, sess.base + "/commands", {"command": COMMANDS[what], "timeout": 60})
 
 
 KERNEL_CELLS = {
