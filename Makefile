@@ -160,6 +160,7 @@ bench: all bench-overhead
 	bench/bench_session.py
 	bench/bench_mcp.py
 	bench/bench_warm.py
+	bench/bench_output.py
 
 clean:
 	rm -rf build build-asan
