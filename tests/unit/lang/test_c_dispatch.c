@@ -84,14 +84,17 @@ static void test_runtime_source(void **state)
     assert_non_null(strstr(rt, "FNBOX__FN json_t *fnbox__arg(json_t *args, size_t i)"));
     assert_non_null(strstr(rt, "FNBOX__FN void fnbox__free_args(void)"));
     assert_non_null(strstr(rt, "FNBOX__FN void fnbox__finish_ok(fnbox__buf *value)"));
-    /* only the runtime's own state and its read callback are private */
+    /* only the runtime's own state, its read callback and a streamed call's flusher are private */
     size_t nstatic = 0;
     for (const char *p = rt; (p = strstr(p, "\nstatic ")) != NULL; p++)
         nstatic++;
-    assert_int_equal(nstatic, 3);
+    assert_int_equal(nstatic, 6);
     assert_non_null(strstr(rt, "\nstatic int fnbox__ok_sent;"));
     assert_non_null(strstr(rt, "\nstatic json_t *fnbox__root;"));
     assert_non_null(strstr(rt, "\nstatic size_t fnbox__read4("));
+    assert_non_null(strstr(rt, "\nstatic void *fnbox__flusher("));
+    assert_non_null(strstr(rt, "\nstatic void fnbox__start_flusher(void)"));
+    assert_non_null(strstr(rt, "\nstatic void fnbox__timed_flush(void)"));
 }
 
 static void test_generate_cpp_defaults_and_exceptions(void **state)
