@@ -241,7 +241,7 @@ run_unprivileged() {
         return
     fi
     dir=$(mktemp -d /tmp/fnbox-unpriv.XXXXXX) || return
-    tar -c --exclude=node_modules --exclude=__pycache__ build/fnbox scripts/install-deps.sh tests/integration \
+    tar -c --exclude=node_modules --exclude=__pycache__ build/fnbox scripts/install-deps.sh docs/openapi.yaml tests/integration \
         clients/python clients/node |
         tar -x -C "$dir"
     [ ! -d clients/node/node_modules ] || cp -a clients/node/node_modules "$dir/clients/node/"
