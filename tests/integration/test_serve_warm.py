@@ -199,8 +199,13 @@ def test_a_warm_call_ends_only_once_every_process_is_exiting(server):
 
 def test_a_warm_calls_output_and_files_are_whole(server):
     """Ended before its teardown, a warm call still has all its output, files and usage."""
-    code = ("import sys\n"
+    # 30 ms of CPU: the process's CPU time is read from /proc, counted in clock ticks (10 ms), so a call
+    # that only prints can end before its first tick (0.0 in an ASan run once)
+    code = ("import sys, time\n"
             "def f():\n"
+            "    t = time.process_time()\n"
+            "    while time.process_time() - t < 0.03:\n"
+            "        pass\n"
             "    for i in range(2000):\n"
             "        print('line', i)\n"
             "    print('to stderr', file=sys.stderr)\n"
