@@ -5,13 +5,12 @@
 // is held until the end), so a loaded machine does not flake. Against the real build/fnbox (FNBOX_BIN).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createExecutor } from 'fnbox';
+import { startServer } from './processes.mjs';
 
 const pkgDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const repo = path.resolve(pkgDir, '../..');
@@ -30,36 +29,8 @@ const FUNCTIONS = {
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'fnbox-node-stream-'));
 let server;
 
-async function startServer() {
-  const token = randomBytes(24).toString('hex');
-  const tokenFile = path.join(root, 'tokens');
-  fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-  const child = spawn(FNBOX, ['serve', '--listen', '127.0.0.1:0', '--token-file', tokenFile, '--warm', 'none'], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr.setEncoding('utf8');
-  const exited = new Promise((r) => child.on('exit', r));
-  const first = await new Promise((resolve, reject) => {
-    let buf = '';
-    const onData = (text) => {
-      buf += text;
-      const nl = buf.indexOf('\n');
-      if (nl < 0) return;
-      child.stderr.off('data', onData);
-      child.stderr.on('data', () => {}); /* keep the log flowing */
-      resolve(buf.slice(0, nl));
-    };
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`fnbox serve exited with ${code} before listening: ${buf}`)));
-  });
-  const event = JSON.parse(first);
-  assert.equal(event.event, 'listening');
-  return { child, exited, token, baseUrl: `http://${event.address}` };
-}
-
 before(async () => {
-  server = await startServer();
+  server = await startServer(FNBOX, root);
 });
 
 after(async () => {

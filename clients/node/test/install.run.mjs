@@ -13,11 +13,12 @@
 // npm runs with --prefer-offline (its cache first, the registry for what it lacks). FNBOX_BIN names the
 // fnbox binary (default: the repo's build/fnbox). Prints node's TAP output of each app's run, then the
 // totals (`# pass N`, `# fail M`); exits 1 on a failure.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { run } from './processes.mjs';
 
 if (process.env.NODE_TEST_CONTEXT) {
   /* `node --test test/` runs every file under test/ on Node 20: this runner is not a test file. */
@@ -32,28 +33,6 @@ const keep = process.argv.includes('--keep');
 /* The SDK version the strands tests pin (test/strands-app): in npm's cache once those ran. */
 const SDK = '@strands-agents/sdk@1.16.0';
 const npmQuiet = ['--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
-
-/** Runs a command; resolves to its output, rejects with it when it fails. echo: pass the output through. */
-function run(cmd, argv, options = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (b) => {
-      out += b;
-      if (options.echo) process.stdout.write(b);
-    });
-    child.stderr.on('data', (b) => {
-      err += b;
-      if (options.echo) process.stderr.write(b);
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code === 0 || options.allowFailure) resolve({ code, out, err });
-      else reject(new Error(`${cmd} ${argv.join(' ')} (in ${options.cwd ?? process.cwd()}) failed: ${signal ?? code}\n${out}${err}`));
-    });
-  });
-}
 
 /**
  * A fresh checkout of clients/node at dest/clients/node: the files git tracks or would track (ignored ones,

