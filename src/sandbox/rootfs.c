@@ -15,6 +15,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "sandbox/internal.h"
 #include "util/defences.h"
@@ -31,14 +32,29 @@ static const char *const k_reserved[] = {SYSTEM_DIRS, "/etc", "/proc", "/dev", "
 /* Directories of the root's own tmpfs sealed read-only by a bind over themselves once they are built: the
  * root stays writable (the function's scratch space), these do not. */
 static const char *const k_sealed[] = {"/etc", "/.fnbox", "/dev"}; /* /proc: fb_rootfs_seal_proc */
-/* Host /etc entries the sandbox sees. Every mount costs set-up and tear-down time on each call, so small
- * files are copied into the root tmpfs and symlinks recreated; only /etc/alternatives (hundreds of links
- * that commands like awk and cc resolve through) is bound. Nothing else of the host's /etc is visible. */
-static const char *const k_etc_copies[] = {
-    "ld.so.cache", "localtime", "ssl/openssl.cnf", "python3/debian_config",
-    "python3.11/sitecustomize.py", "python3.12/sitecustomize.py", "python3.13/sitecustomize.py",
+/* What the sandbox sees of the system root's /etc (SECURITY.md, "What the sandbox sees of /etc"): an
+ * allow-list, so configuration a package adds later (and the secrets it may hold) stays invisible until it
+ * is added here. Each entry is handled by what it is in that root: a regular file is copied into the root's
+ * tmpfs, a symlink recreated as it is (it resolves inside the sandbox, where only this list and the system
+ * dirs exist), a directory gets one read-only overlay (a copy of /etc/ssl/certs would cost hundreds of
+ * symlinks per call; an overlay, not a bind, so no lock is shared with the host). Absent entries are
+ * skipped: they are conveniences, not requirements. */
+static const char *const k_etc_allowed[] = {
+    "ld.so.cache",                                 /* the dynamic loader's cache */
+    "localtime", "timezone",                       /* the time zone (the zoneinfo database is under /usr) */
+    "locale.alias", "default/locale",              /* locale names (the locales are under /usr/lib/locale) */
+    "services", "protocols", "gai.conf",           /* getservbyname, getprotobyname, getaddrinfo's order */
+    "mime.types", "magic", "magic.mime",           /* mimetypes modules, libmagic's local additions */
+    "os-release",                                  /* Debian: a link to /usr/lib/os-release */
+    "ssl/openssl.cnf", "ssl/certs", "ssl/cert.pem", /* OpenSSL's configuration and CA store; never ssl/private */
+    "pki/tls/certs", "pki/tls/cert.pem", "pki/tls/openssl.cnf", "pki/ca-trust/extracted", /* the same, RHEL */
+    "fonts",                                       /* fontconfig's configuration */
+    "matplotlibrc",                                /* Debian's matplotlib finds its defaults only here */
+    "alternatives",                                /* the links commands like awk and cc resolve through */
+    "php",                                         /* php.ini and the extensions' conf.d */
+    "python3/debian_config", "python3.11/sitecustomize.py", "python3.12/sitecustomize.py",
+    "python3.13/sitecustomize.py",
 };
-static const char *const k_etc_binds[] = {"alternatives", "php"}; /* php: php.ini and the extensions' conf.d */
 #define FB_COPY_MAX (1 << 20) /* larger /etc files are not copied */
 static const char *const k_dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
 
@@ -221,40 +237,92 @@ static int mount_tmpfs(const char *dst, uint64_t size, uint64_t inodes, const ch
     return 0;
 }
 
-/* Copies a regular file (or recreates a symlink) from the host into the root. Absent or unreadable
- * entries are skipped: they are conveniences, not requirements. */
-static int copy_into_root(const char *src, fb_error *err)
+/* Copies the regular file open on `in` to dst (a path under NEWROOT, its parent made). */
+static int copy_fd_into_root(int in, const char *dst, fb_error *err)
 {
-    struct stat st;
-    char dst[1024], buf[65536];
-    if (lstat(src, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) || st.st_size > FB_COPY_MAX)
-        return 0;
-    if (S_ISLNK(st.st_mode))
-        return mirror_path(src, err);
-    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (in < 0)
-        return 0;
-    int rc = path_join(dst, sizeof dst, NEWROOT, src, err);
-    char *slash = strrchr(dst, '/');
-    if (rc == 0) {
-        *slash = '\0';
-        rc = mkdir_p(dst, 0755, err);
-        *slash = '/';
-    }
-    int out = rc == 0 ? open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
-    if (rc == 0 && out < 0)
-        rc = FAIL("create %s", dst);
+    char buf[65536];
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0)
+        return FAIL("create %s", dst);
+    int rc = 0;
     for (ssize_t n; rc == 0 && (n = read(in, buf, sizeof buf)) != 0;) {
         if (n < 0 || fb_write_all(out, buf, (size_t)n) < 0)
-            rc = FAIL("copy %s", src);
+            rc = FAIL("copy into %s", dst);
     }
-    close(in);
-    if (out >= 0)
-        close(out);
+    close(out);
     return rc;
 }
 
-static int build_etc(fb_error *err)
+/* Errors of a look-up beneath the system root that mean "not there (as a usable entry)": skipped. */
+static bool etc_absent(int e)
+{
+    return e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV || e == EACCES || e == ENAMETOOLONG;
+}
+
+/* The parent directory of etc/<rel> beneath root_fd, resolved as the sandbox would (RESOLVE_IN_ROOT: "..",
+ * absolute symlinks and the root's own links stay beneath it; RESOLVE_NO_MAGICLINKS: no /proc escape).
+ * An untrusted root (an environment's) cannot lead fnbox, which runs this with the host's view, to a host
+ * file. Returns an O_PATH fd, -2 when absent, -1 with err set. */
+static int etc_parent(int root_fd, const char *rel, char *base, size_t base_cap, fb_error *err)
+{
+    char parent[256];
+    const char *slash = strrchr(rel, '/');
+    int n = slash ? snprintf(parent, sizeof parent, "etc/%.*s", (int)(slash - rel), rel)
+                  : snprintf(parent, sizeof parent, "etc");
+    if (n < 0 || (size_t)n >= sizeof parent || (size_t)snprintf(base, base_cap, "%s", slash ? slash + 1 : rel) >= base_cap)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ENAMETOOLONG, "/etc/%s", rel);
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, root_fd, parent, &how, sizeof how);
+    if (fd >= 0)
+        return fd;
+    if (etc_absent(errno))
+        return -2;
+    if (errno == ENOSYS || errno == EPERM)
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "openat2 with RESOLVE_IN_ROOT (Linux 5.6+) for /%s",
+                            parent);
+    return FAIL("open /%s beneath the system root", parent);
+}
+
+/* One allow-listed entry, by what it is: a symlink recreated, a regular file copied by fd, a directory
+ * overlaid read-only from its fd; anything else (device nodes, FIFOs) skipped. O_NOFOLLOW on the last
+ * component: an entry swapped for a symlink meanwhile is skipped, never followed. */
+static int etc_entry(int dir, const char *base, const char *dst, fb_error *err)
+{
+    struct stat st;
+    if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return etc_absent(errno) ? 0 : FAIL("stat %s's source", dst);
+    if (S_ISLNK(st.st_mode)) {
+        char target[1024];
+        ssize_t n = readlinkat(dir, base, target, sizeof target - 1);
+        if (n < 0)
+            return etc_absent(errno) || errno == EINVAL ? 0 : FAIL("readlink %s's source", dst);
+        target[n] = '\0';
+        return symlink(target, dst) < 0 ? FAIL("symlink %s", dst) : 0;
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return 0;
+    int flags = S_ISDIR(st.st_mode) ? O_PATH | O_DIRECTORY : O_RDONLY | O_NONBLOCK;
+    int fd = openat(dir, base, flags | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return etc_absent(errno) ? 0 : FAIL("open %s's source", dst);
+    int rc = 0;
+    if (fstat(fd, &st) < 0) {
+        rc = FAIL("fstat %s's source", dst);
+    } else if (S_ISDIR(st.st_mode)) {
+        char src[64];
+        snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
+        rc = mkdir(dst, 0755) < 0 ? FAIL("mkdir %s", dst) : overlay_ro(src, dst, err);
+    } else if (S_ISREG(st.st_mode) && st.st_size <= FB_COPY_MAX) {
+        rc = copy_fd_into_root(fd, dst, err);
+    }
+    close(fd);
+    return rc;
+}
+
+/* The sandbox's /etc: fnbox's own passwd, group, hosts, hostname and nsswitch.conf, then the allow-listed
+ * entries of sysroot's /etc (k_etc_allowed), resolved beneath sysroot ("/" for the host's system tree). */
+static int build_etc(const char *sysroot, fb_error *err)
 {
     if (write_root_file("/etc/passwd", k_passwd, sizeof k_passwd - 1, 0644, err) < 0 ||
         write_root_file("/etc/group", k_group, sizeof k_group - 1, 0644, err) < 0 ||
@@ -262,18 +330,30 @@ static int build_etc(fb_error *err)
         write_root_file("/etc/hostname", "fnbox\n", 6, 0644, err) < 0 ||
         write_root_file("/etc/nsswitch.conf", k_nsswitch, sizeof k_nsswitch - 1, 0644, err) < 0)
         return -1;
-    char src[256];
-    for (size_t i = 0; i < sizeof k_etc_copies / sizeof *k_etc_copies; i++) {
-        snprintf(src, sizeof src, "/etc/%s", k_etc_copies[i]);
-        if (copy_into_root(src, err) < 0)
-            return -1;
+    int root_fd = open(sysroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root_fd < 0)
+        return FAIL("open the system root %s", sysroot);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof k_etc_allowed / sizeof *k_etc_allowed; i++) {
+        char base[256], dst[512];
+        int dir = etc_parent(root_fd, k_etc_allowed[i], base, sizeof base, err);
+        if (dir == -2)
+            continue;
+        if (dir < 0) {
+            rc = -1;
+            break;
+        }
+        snprintf(dst, sizeof dst, NEWROOT "/etc/%s", k_etc_allowed[i]);
+        char *slash = strrchr(dst, '/');
+        *slash = '\0';
+        rc = mkdir_p(dst, 0755, err);
+        *slash = '/';
+        if (rc == 0)
+            rc = etc_entry(dir, base, dst, err);
+        close(dir);
     }
-    for (size_t i = 0; i < sizeof k_etc_binds / sizeof *k_etc_binds; i++) {
-        snprintf(src, sizeof src, "/etc/%s", k_etc_binds[i]);
-        if (mirror_path(src, err) < 0)
-            return -1;
-    }
-    return 0;
+    close(root_fd);
+    return rc;
 }
 
 static int build_dev(const fb_sandbox_limits *lim, fb_error *err)
@@ -487,7 +567,7 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
     for (size_t i = 0; i < sizeof k_system_dirs / sizeof *k_system_dirs; i++)
         if (mirror_path(k_system_dirs[i], err) < 0)
             return -1;
-    if (build_etc(err) < 0 || build_proc(err) < 0)
+    if (build_etc("/", err) < 0 || build_proc(err) < 0)
         return -1;
     if (host_tree) { /* test builds: the host's /dev and /tmp */
         char fdpath[64];
