@@ -543,6 +543,50 @@ if (IMPORT_DYNAMICALLY) {
   };
 }
 
+// permissions.network: Node 20's https ignores HTTPS_PROXY (docs/internals/network.md), so with fnbox's proxy
+// in the environment every https.Agent (the global one and the function's own) opens its connections as a
+// CONNECT tunnel through it, and verifies them against the system's CA bundle (the host's /etc/ssl/certs,
+// as OpenSSL-based clients do; Node's own list only where there is none) unless the request names its own
+// `ca`. Only fnbox's own value is honoured (the proxy's variables replace any the request sets); nothing is
+// loaded without it: https and tls cost milliseconds.
+function tunnelHttps() {
+  const proxy = process.env.HTTPS_PROXY;
+  if (typeof proxy !== 'string' || !proxy.startsWith('http://127.0.0.1:')) return;
+  const proxyPort = Number(proxy.slice('http://127.0.0.1:'.length).replace(/\/$/, ''));
+  const http = require('http');
+  const https = require('https');
+  const tls = require('tls');
+  let systemContext;
+  const context = () => {
+    if (systemContext === undefined) {
+      let bundle = null;
+      try { bundle = fs.readFileSync('/etc/ssl/certs/ca-certificates.crt', 'latin1'); } catch (e) { /* none */ }
+      systemContext = bundle ? tls.createSecureContext({ ca: bundle }) : null;
+    }
+    return systemContext;
+  };
+  https.Agent.prototype.createConnection = function createConnection(options, done) {
+    const host = String(options.host || 'localhost');
+    const target = `${host.includes(':') ? `[${host}]` : host}:${options.port || 443}`;
+    const req = http.request({ host: '127.0.0.1', port: proxyPort, method: 'CONNECT', path: target,
+      headers: { host: target }, agent: false });
+    req.once('connect', (res, socket) => {
+      if (res.statusCode !== 200) {
+        socket.destroy();
+        const e = new Error(`fnbox's proxy refused CONNECT ${target}: ${res.statusCode} ${res.statusMessage}`);
+        e.code = 'ECONNREFUSED';
+        done(e);
+        return;
+      }
+      const opts = { ...options, socket };
+      if (!opts.ca && !opts.secureContext && context()) opts.secureContext = context();
+      done(null, tls.connect(opts));
+    });
+    req.once('error', done);
+    req.end();
+  };
+}
+
 function makeContext(workdir) {
   let dir = workdir;
   while (dir.length > 1 && dir.charCodeAt(dir.length - 1) === 47 /* / */) dir = dir.slice(0, -1);
@@ -765,6 +809,7 @@ async function main() {
   }
   const ctx = readyContext && readyContext.workdir === workdir ? readyContext : makeContext(workdir);
   readyContext = null;
+  tunnelHttps();
   try {
     const box = { value: undefined };
     await run(box, code, name, args, ctx);

@@ -92,6 +92,20 @@ function restore_file_wrapper(): void
     }
 }
 
+/**
+ * permissions.network: PHP's http and https stream wrappers ignore HTTPS_PROXY (docs/internals/network.md),
+ * so with fnbox's proxy in the environment the default stream context sends them through it (https as a
+ * CONNECT tunnel, verified against OpenSSL's default CA store: the host's /etc/ssl/certs). Only fnbox's own
+ * value is honoured: the proxy's variables replace any the request sets.
+ */
+function proxy_streams(): void
+{
+    $proxy = \getenv('HTTPS_PROXY');
+    if (\is_string($proxy) && \preg_match('#^http://(127\.0\.0\.1:[0-9]+)/?$#', $proxy, $m)) {
+        \stream_context_set_default(['http' => ['proxy' => 'tcp://' . $m[1], 'request_fulluri' => true]]);
+    }
+}
+
 // ------------------------------------------------------------------------------------------------ input
 
 function libc(): ?\FFI
@@ -614,6 +628,7 @@ function main(): int
     if (!\is_array($in) || !\is_string($in['code'] ?? null)) {
         return fail('HarnessError', 'the call input has no code');
     }
+    proxy_streams();
     $fname = $in['functionName'] ?? null;
     $args = $in['args'] ?? [];
     $kwargs = $in['kwargs'] ?? [];
