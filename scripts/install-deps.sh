@@ -11,6 +11,7 @@ pkgs=(
   python3 nodejs ruby php-cli      # the runtimes fnbox sandboxes
   media-types                      # /etc/mime.types: the Content-Type fnbox serve sends a session file with
   python3-pytest                   # integration and security tests
+  python3-numpy python3-pandas python3-matplotlib python3-pil  # the data stack calls get from the host (tests/integration/test_environment_host.py); matplotlib's data package brings its fonts (fonts-dejavu-core)
   python3-venv python3-setuptools python3-wheel  # the Python client's install without PyPI (its README)
   python3-yaml python3-jsonschema  # docs/openapi.yaml: made JSON at build time; answers checked against it in the tests
   node-acorn                       # the JavaScript parser the signature oracle test compares with

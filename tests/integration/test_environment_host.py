@@ -10,6 +10,7 @@ naming `fnbox-https.test` 127.0.0.1 over /etc/hosts. The name is resolved by fnb
 sandbox's own /etc/hosts does not have it): so every client takes the proxy as it would for a real host
 (Ruby skips the proxy for names that resolve to loopback inside the sandbox). A second server's
 certificate comes from a CA in no store: every client must refuse it (verification is on)."""
+import json
 import os
 import shutil
 import ssl
@@ -191,7 +192,7 @@ def test_https_refuses_a_ca_not_in_the_store(pki, client):
 
 
 def exec_with_store(p, request):
-    proc = run_cli(in_namespace(p, ["exec", "-"]), input=__import__("json").dumps(request), timeout=60,
+    proc = run_cli(in_namespace(p, ["exec", "-"]), input=json.dumps(request), timeout=60,
                    exe="unshare")
     result, _ = parse_one_result(proc.stdout)
     assert proc.returncode == 0, describe(result)
@@ -208,3 +209,50 @@ def test_curl_in_exec_verifies_against_the_host_store(pki):
     res = exec_with_store(pki, {"command": f"curl -sS --max-time 20 {rogue.url}", "permissions": perms})
     assert res["exitCode"] == 60, describe(res)  # CURLE_PEER_FAILED_VERIFICATION
     assert rogue.tag not in res["stdout"] and "certificate" in res["stderr"].lower(), describe(res)
+
+
+# ------------------------------------------------------------------------------------------ the data stack
+
+PLOT = """import os
+import numpy as np
+import pandas as pd
+import matplotlib
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt
+
+def plot():
+    df = pd.DataFrame({'x': np.arange(10), 'y': np.arange(10) ** 2})
+    fig, ax = plt.subplots()
+    ax.plot(df['x'], df['y'])
+    fig.savefig('plot.png')
+    with open('plot.png', 'rb') as f:
+        png = f.read(8) == b'\\x89PNG\\r\\n\\x1a\\n'
+    return {'size': os.path.getsize('plot.png'), 'png': png, 'mean': float(df['y'].mean())}
+"""
+
+
+def require_data_stack():
+    # the system's python3, as the sandbox finds it (not a pyenv or venv one earlier on the caller's PATH)
+    python = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    probe = python and subprocess.run([python, "-c", "import numpy, pandas, matplotlib, PIL"], capture_output=True)
+    if not probe or probe.returncode != 0:
+        skip_unless_ci("needs python3-numpy, python3-pandas, python3-matplotlib, python3-pil "
+                       "(scripts/install-deps.sh)")
+
+
+def test_data_stack_in_a_call():
+    require_data_stack()
+    res = call(req("python", PLOT, "plot"), timeout=120)
+    got = ok(res)
+    assert got["png"] and got["size"] > 1000 and got["mean"] == 28.5, describe(res.result)
+
+
+def test_data_stack_in_exec():
+    require_data_stack()
+    code = PLOT + "\nimport json\nprint(json.dumps(plot()))\n"
+    proc = run_cli(["exec", "-"], input=json.dumps({"code": code, "language": "python3"}),
+                   timeout=120)
+    result, _ = parse_one_result(proc.stdout)
+    assert proc.returncode == 0 and result["exitCode"] == 0, describe(result)
+    got = json.loads(result["stdout"])
+    assert got["png"] and got["size"] > 1000 and got["mean"] == 28.5, describe(result)
