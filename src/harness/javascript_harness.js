@@ -547,7 +547,7 @@ if (IMPORT_DYNAMICALLY) {
 // in the environment every https.Agent (the global one and the function's own) opens its connections as a
 // CONNECT tunnel through it, and verifies them against the system's CA bundle (the host's /etc/ssl/certs,
 // as OpenSSL-based clients do; Node's own list only where there is none) unless the request names its own
-// `ca`. Only fnbox's own value is honoured (the proxy's variables replace any the request sets); nothing is
+// `ca`. Calls and session kernels (javascript_kernel.js) alike. Only fnbox's own value is honoured (the proxy's variables replace any the request sets); nothing is
 // loaded without it: https and tls cost milliseconds.
 function tunnelHttps() {
   const proxy = process.env.HTTPS_PROXY;
@@ -835,5 +835,5 @@ if (require.main === module) {
   setImmediate(main);
 } else {
   // A session kernel (javascript_kernel.js) loads this file as a module for the same runs and conversions.
-  module.exports = { runBody, serialize, describeThrown, makeContext, USER_FILE };
+  module.exports = { runBody, serialize, describeThrown, makeContext, tunnelHttps, USER_FILE };
 }

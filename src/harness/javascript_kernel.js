@@ -152,6 +152,7 @@ async function runCell(code, ctx, text) {
 
 function main() {
   armSigint();
+  harness.tunnelHttps(); // permissions.network: https through fnbox's proxy, as in a call
   const ctx = harness.makeContext(process.cwd());
   const input = new net.Socket({ fd: INPUT_FD, readable: true, writable: false });
   let pending = Buffer.alloc(0);

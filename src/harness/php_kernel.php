@@ -297,6 +297,7 @@ function start(): void
         \pcntl_async_signals(true);
         \pcntl_signal(\SIGINT, 'Fnbox\Kernel\on_sigint');
     }
+    H\proxy_streams(); // permissions.network: http and https streams through fnbox's proxy, as in a call
     send("{\"ready\":true}\n");
 }
 

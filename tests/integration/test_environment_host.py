@@ -256,3 +256,40 @@ def test_data_stack_in_exec():
     assert proc.returncode == 0 and result["exitCode"] == 0, describe(result)
     got = json.loads(result["stdout"])
     assert got["png"] and got["size"] > 1000 and got["mean"] == 28.5, describe(result)
+
+
+# Kernel cells (the value of the last expression is the result); the harness sets up their https, as a call's.
+KERNEL_CELLS = {
+    "javascript": ("var https = require('https');\n"
+                   "var body = await new Promise((resolve) => {\n"
+                   "  https.get(URL, (res) => {\n"
+                   "    let text = '';\n"
+                   "    res.on('data', (c) => { text += c; });\n"
+                   "    res.on('end', () => resolve(text));\n"
+                   "  }).on('error', (e) => resolve('ERR:' + e.code + ' ' + e.message));\n"
+                   "});\n"
+                   "body"),
+    "php": ("$body = @file_get_contents(URL);\n"
+            "return $body === false ? 'ERR:' . (error_get_last()['message'] ?? '?') : $body;"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(KERNEL_CELLS))
+def test_https_in_a_session_kernel(pki, tmp_path, language):
+    from servelib import TOKEN, Server, Session
+    wrapper = tmp_path / "fnbox-in-namespace"
+    wrapper.write_text("#!/bin/sh\nexec unshare " + " ".join(f"'{a}'" for a in in_namespace(pki, [])) + ' "$@"\n')
+    wrapper.chmod(0o755)
+    tokens = tmp_path / "tokens"
+    tokens.write_text(TOKEN + "\n")
+    tokens.chmod(0o600)
+    good, rogue = pki["good"], pki["rogue"]
+    with Server("--token-file", str(tokens), exe=str(wrapper)) as srv:
+        sess = Session(srv, {"permissions": {"network": [f"{NAME}:{good.port}", f"{NAME}:{rogue.port}"]}})
+        try:
+            res = sess.kernel(KERNEL_CELLS[language].replace("URL", repr(good.url)), language)
+            assert res.get("result") == f"hello {good.tag}", describe(res)
+            res = sess.kernel(KERNEL_CELLS[language].replace("URL", repr(rogue.url)), language)
+            assert str(res.get("result", "")).startswith("ERR:") and rogue.tag not in json.dumps(res), describe(res)
+        finally:
+            sess.close()
