@@ -39,19 +39,20 @@ static const char *const k_sealed[] = {"/etc", "/.fnbox", "/dev"}; /* /proc: fb_
  * dirs exist), a directory gets one read-only overlay (a copy of /etc/ssl/certs would cost hundreds of
  * symlinks per call; an overlay, not a bind, so no lock is shared with the host). Absent entries are
  * skipped: they are conveniences, not requirements. */
-static const char *const k_etc_allowed[] = {
+static const char *const k_etc_allowed[] = { /* grouped by parent directory: build_etc opens each once */
     "ld.so.cache",                                 /* the dynamic loader's cache */
     "localtime", "timezone",                       /* the time zone (the zoneinfo database is under /usr) */
-    "locale.alias", "default/locale",              /* locale names (the locales are under /usr/lib/locale) */
+    "locale.alias",                                /* locale names (the locales are under /usr/lib/locale) */
     "services", "protocols", "gai.conf",           /* getservbyname, getprotobyname, getaddrinfo's order */
     "mime.types", "magic", "magic.mime",           /* mimetypes modules, libmagic's local additions */
     "os-release",                                  /* Debian: a link to /usr/lib/os-release */
-    "ssl/openssl.cnf", "ssl/certs", "ssl/cert.pem", /* OpenSSL's configuration and CA store; never ssl/private */
-    "pki/tls/certs", "pki/tls/cert.pem", "pki/tls/openssl.cnf", "pki/ca-trust/extracted", /* the same, RHEL */
     "fonts",                                       /* fontconfig's configuration */
     "matplotlibrc",                                /* Debian's matplotlib finds its defaults only here */
     "alternatives",                                /* the links commands like awk and cc resolve through */
     "php",                                         /* php.ini and the extensions' conf.d */
+    "default/locale",                              /* the default locale's name */
+    "ssl/openssl.cnf", "ssl/certs", "ssl/cert.pem", /* OpenSSL's configuration and CA store; never ssl/private */
+    "pki/tls/certs", "pki/tls/cert.pem", "pki/tls/openssl.cnf", "pki/ca-trust/extracted", /* the same, RHEL */
     "python3/debian_config", "python3.11/sitecustomize.py", "python3.12/sitecustomize.py",
     "python3.13/sitecustomize.py",
 };
@@ -259,29 +260,27 @@ static bool etc_absent(int e)
     return e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV || e == EACCES || e == ENAMETOOLONG;
 }
 
-/* The parent directory of etc/<rel> beneath root_fd, resolved as the sandbox would (RESOLVE_IN_ROOT: "..",
- * absolute symlinks and the root's own links stay beneath it; RESOLVE_NO_MAGICLINKS: no /proc escape).
- * An untrusted root (an environment's) cannot lead fnbox, which runs this with the host's view, to a host
- * file. Returns an O_PATH fd, -2 when absent, -1 with err set. */
-static int etc_parent(int root_fd, const char *rel, char *base, size_t base_cap, fb_error *err)
+/* The directory etc/<parent> beneath root_fd (parent: "" for /etc itself), resolved as the sandbox would
+ * (RESOLVE_IN_ROOT: "..", absolute symlinks and the root's own links stay beneath it;
+ * RESOLVE_NO_MAGICLINKS: no /proc escape), so an untrusted root (an environment's) cannot lead fnbox, which
+ * runs this with the host's view, to a host file. Returns an O_PATH fd, -2 when absent, -1 with err set. */
+static int etc_parent(int root_fd, const char *parent, size_t len, fb_error *err)
 {
-    char parent[256];
-    const char *slash = strrchr(rel, '/');
-    int n = slash ? snprintf(parent, sizeof parent, "etc/%.*s", (int)(slash - rel), rel)
-                  : snprintf(parent, sizeof parent, "etc");
-    if (n < 0 || (size_t)n >= sizeof parent || (size_t)snprintf(base, base_cap, "%s", slash ? slash + 1 : rel) >= base_cap)
-        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ENAMETOOLONG, "/etc/%s", rel);
+    char path[256];
+    int n = snprintf(path, sizeof path, "etc%s%.*s", len ? "/" : "", (int)len, parent);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, ENAMETOOLONG, "/etc/%.*s", (int)len, parent);
     struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                            .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-    int fd = (int)syscall(SYS_openat2, root_fd, parent, &how, sizeof how);
+    int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how);
     if (fd >= 0)
         return fd;
     if (etc_absent(errno))
         return -2;
     if (errno == ENOSYS || errno == EPERM)
         return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "openat2 with RESOLVE_IN_ROOT (Linux 5.6+) for /%s",
-                            parent);
-    return FAIL("open /%s beneath the system root", parent);
+                            path);
+    return FAIL("open /%s beneath the system root", path);
 }
 
 /* One allow-listed entry, by what it is: a symlink recreated, a regular file copied by fd, a directory
@@ -321,7 +320,8 @@ static int etc_entry(int dir, const char *base, const char *dst, fb_error *err)
 }
 
 /* The sandbox's /etc: fnbox's own passwd, group, hosts, hostname and nsswitch.conf, then the allow-listed
- * entries of sysroot's /etc (k_etc_allowed), resolved beneath sysroot ("/" for the host's system tree). */
+ * entries of sysroot's /etc (k_etc_allowed), resolved beneath sysroot ("/" for the host's system tree).
+ * Each parent directory is looked up (and made in the root) once for the run of entries under it. */
 static int build_etc(const char *sysroot, fb_error *err)
 {
     if (write_root_file("/etc/passwd", k_passwd, sizeof k_passwd - 1, 0644, err) < 0 ||
@@ -333,25 +333,30 @@ static int build_etc(const char *sysroot, fb_error *err)
     int root_fd = open(sysroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root_fd < 0)
         return FAIL("open the system root %s", sysroot);
-    int rc = 0;
+    int rc = 0, dir = -2;
+    const char *parent = NULL; /* of the entries dir is open on */
+    size_t parent_len = 0;
     for (size_t i = 0; rc == 0 && i < sizeof k_etc_allowed / sizeof *k_etc_allowed; i++) {
-        char base[256], dst[512];
-        int dir = etc_parent(root_fd, k_etc_allowed[i], base, sizeof base, err);
-        if (dir == -2)
-            continue;
-        if (dir < 0) {
-            rc = -1;
-            break;
+        const char *rel = k_etc_allowed[i], *slash = strrchr(rel, '/');
+        size_t len = slash ? (size_t)(slash - rel) : 0;
+        char dst[512];
+        snprintf(dst, sizeof dst, NEWROOT "/etc/%.*s", (int)len, rel);
+        if (!parent || len != parent_len || strncmp(rel, parent, len) != 0) {
+            if (dir >= 0)
+                close(dir);
+            parent = rel;
+            parent_len = len;
+            dir = etc_parent(root_fd, rel, len, err);
+            if (dir == -1 || (dir >= 0 && mkdir_p(dst, 0755, err) < 0))
+                rc = -1;
         }
-        snprintf(dst, sizeof dst, NEWROOT "/etc/%s", k_etc_allowed[i]);
-        char *slash = strrchr(dst, '/');
-        *slash = '\0';
-        rc = mkdir_p(dst, 0755, err);
-        *slash = '/';
-        if (rc == 0)
-            rc = etc_entry(dir, base, dst, err);
-        close(dir);
+        if (rc == 0 && dir >= 0) {
+            snprintf(dst, sizeof dst, NEWROOT "/etc/%s", rel);
+            rc = etc_entry(dir, slash ? slash + 1 : rel, dst, err);
+        }
     }
+    if (dir >= 0)
+        close(dir);
     close(root_fd);
     return rc;
 }
