@@ -20,7 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from fnboxlib import FNBOX, call, describe, marker, ok, req, run_cli, parse_one_result, skip_unless_ci
+from fnboxlib import FNBOX, call, describe, marker, ok, parse_one_result, req, run_cli, skip_unless_ci
+from servelib import TOKEN, Server, Session
 
 NAME = "fnbox-https.test"  # .test is reserved (RFC 2606): never a real host
 
@@ -276,7 +277,6 @@ KERNEL_CELLS = {
 
 @pytest.mark.parametrize("language", sorted(KERNEL_CELLS))
 def test_https_in_a_session_kernel(pki, tmp_path, language):
-    from servelib import TOKEN, Server, Session
     wrapper = tmp_path / "fnbox-in-namespace"
     wrapper.write_text("#!/bin/sh\nexec unshare " + " ".join(f"'{a}'" for a in in_namespace(pki, [])) + ' "$@"\n')
     wrapper.chmod(0o755)
