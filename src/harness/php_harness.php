@@ -95,8 +95,10 @@ function restore_file_wrapper(): void
 /**
  * permissions.network: PHP's http and https stream wrappers ignore HTTPS_PROXY (docs/internals/network.md),
  * so with fnbox's proxy in the environment the default stream context sends them through it (https as a
- * CONNECT tunnel, verified against OpenSSL's default CA store: the host's /etc/ssl/certs). Only fnbox's own
- * value is honoured: the proxy's variables replace any the request sets.
+ * CONNECT tunnel, verified against OpenSSL's default CA store: the host's /etc/ssl/certs). request_fulluri:
+ * the proxy forwards only absolute URIs; the https wrapper reads the same option, so inside the tunnel too
+ * (servers must accept that form, RFC 9112 3.2.2). Only fnbox's own value is honoured: the proxy's
+ * variables replace any the request sets.
  */
 function proxy_streams(): void
 {
