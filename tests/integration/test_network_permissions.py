@@ -286,6 +286,17 @@ def test_ruby_net_http_uses_the_proxy_variables(server):
     assert [e["allowed"] for e in entries(res.result)] == [True]
 
 
+def test_php_streams_use_the_proxy(server):
+    """file_get_contents on http:// with no stream context of the function's own: the harness's default
+    context sends it through the proxy (PHP's wrappers ignore the proxy variables)."""
+    code = "function f($url) { return file_get_contents($url); }"
+    url = f"http://127.0.0.1:{server.port}/php"
+    res = net_call("php", code, "f", [url], [f"127.0.0.1:{server.port}"])
+    assert ok(res) == f"hello {server.tag} /php"
+    (e,) = entries(res.result)
+    assert e["protocol"] == "http" and e["allowed"] is True, e
+
+
 @pytest.mark.parametrize("network, field", [
     ("yes", "permissions.network"),
     (["a.example.com:443", "b.example.com:99999"], "permissions.network[1]"),
