@@ -305,6 +305,24 @@ FNBOX_API int fnbox_engine_stats(fnbox_engine *engine, char **json, size_t *json
 /* Destroys every pooled sandbox. No call may be running on the engine. NULL is a no-op. */
 FNBOX_API void fnbox_engine_close(fnbox_engine *engine);
 
+/* ---- Named environments (since 0.8): the operator's system trees and package directories ----
+ * Loads the environments file at path (`fnbox serve --environments FILE`): {"environments": {NAME: {"root"?:
+ * "/srv/rootfs/trixie", "python"?: {"paths": [dir...]}, "javascript"?, "ruby"?, "php"?: likewise,
+ * "indexes"?: {"python"?: url, "npm"?: url}}}} and makes it the process's set: from then on a request
+ * (fnbox_call, fnbox_execute, fnbox_engine_call), a session's options (fnbox_session_open) and an MCP
+ * configuration may say "environment": NAME; without it, the host's. Every path must be absolute and an
+ * existing directory (made canonical here), every index an http(s) URL; an unknown key, a wrong type or a
+ * bad name is FNBOX_INVALID_REQUEST naming the field ("environments.web.indexes.npm: ..."), and the set in
+ * place stays. path NULL: no environments. Call it at start, before any other fnbox call: it must not run
+ * while calls, sessions or engines are in progress (the set it replaces is freed). Errors as
+ * fnbox_session_open's. The languages each environment offers and their versions are found here, once. */
+FNBOX_API int fnbox_environments_load(const char *path, char **error, size_t *error_len);
+/* The current set as JSON, in the file's order: [{"name", "root" (null: the host's system tree),
+ * "languages": [{"name": "python", "version": "3.13.5"}, ...] (found at load: in a root, the interpreters it
+ * holds, read from its files; without one, the host's), "paths": {"python": [dir...], ...}}]. Released with
+ * fnbox_free; -1 on allocation failure. Thread-safe. */
+FNBOX_API int fnbox_environments(char **json, size_t *json_len);
+
 /* Probes the kernel features and runtimes fnbox needs. *report is a JSON object
  * {"ok": bool, "checks": [{"name", "ok", "detail", "fix"}...]} to release with fnbox_free.
  * Returns 0 when every required feature is present, 1 when something required is missing,
