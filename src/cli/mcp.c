@@ -40,6 +40,8 @@ static const char k_help[] =
     "                      each; default: 1 for each of python, javascript, ruby, php whose runtime is\n"
     "                      here; for c and cpp, the compiler, waiting for a new program's source);\n"
     "                      a call no ready sandbox fits (an empty pool) runs cold\n"
+    "                      LANG@ENVIRONMENT=N: a pool built in a named environment (call_function\n"
+    "                      runs in the configuration's session.environment)\n"
     "  --warm-memory BYTES no new ready sandbox once the ready ones hold this much memory (K, M, G\n"
     "                      suffixes; default 1G)\n"
     "  -h, --help          this help\n"
