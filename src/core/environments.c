@@ -41,7 +41,7 @@ static const env_lang_names k_names[FB_ENV_NLANGS] = {
 static int open_in_root(int root, const char *path, int flags)
 {
     struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
     return (int)syscall(SYS_openat2, root, path, &how, sizeof how);
 }
 

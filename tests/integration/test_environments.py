@@ -169,6 +169,10 @@ def test_health_lists_each_environment(envs):
         assert "paths" not in envs_listed[1], "the health check does not tell host paths"
     with Server() as srv:
         assert srv.request("GET", "/v1/health").json()["environments"] == []
+        host_runtimes = srv.request("GET", "/api/v2/runtimes").json()
+    with Server("--environments", envs) as srv:
+        # environments without a root have the host's versions: Piston lists each runtime once
+        assert srv.request("GET", "/api/v2/runtimes").json() == host_runtimes
 
 
 # ---- the server: /v1/call, /v1/execute, /v1/sessions ----
