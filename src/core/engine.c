@@ -37,11 +37,11 @@ static int warm_key(const char *key, const fb_lang_driver **lang, const fb_envir
     char field[160], name[96];
     const char *at = strchr(key, '@');
     size_t n = at ? (size_t)(at - key) : strlen(key);
+    *env = NULL;
     snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), key);
     *lang = fb_lang_lookup(name);
     if (!*lang)
         return BAD("warm.%.64s: unknown language; supported: %s", key, fb_lang_supported());
-    *env = NULL;
     if (!at)
         return 0;
     snprintf(field, sizeof field, "warm.%.100s", key);
@@ -70,8 +70,8 @@ static int parse_warm(const json_t *warm, fb_pool_config *cfg, fb_error *err)
             continue;
         if (cfg->nlangs >= FB_POOL_MAX_LANGS)
             return BAD("warm: at most %d languages", FB_POOL_MAX_LANGS);
-        const fb_lang_driver *lang;
-        const fb_environment *env;
+        const fb_lang_driver *lang = NULL;
+        const fb_environment *env = NULL;
         if (warm_key(name, &lang, &env, err) < 0)
             return -1;
         cfg->envs[cfg->nlangs] = env;

@@ -9,7 +9,7 @@
 
 #include "util/error.h"
 
-#define FB_ENV_MAX_FILE_BYTES (1024 * 1024) /* the environments file */
+#define FB_ENV_MAX_FILE_BYTES 1048576          /* the environments file (1 MiB) */
 #define FB_ENV_MAX_COUNT 64                  /* environments in one file */
 #define FB_ENV_MAX_PATHS 32                  /* directories in one language's `paths` */
 
