@@ -137,7 +137,8 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
  * cpp/c++; C and C++ are compiled first), with optional args (the program's arguments), stdin, env
  * ({NAME: value}, added to the sandbox's minimal environment), cwd (absolute, or relative to the workdir
  * /workspace; created when missing), timeout (seconds, fractions allowed), files, limits and permissions
- * as in a call (childProcess defaults to allowed: a command is a shell). options as for fnbox_call
+ * as in a call (childProcess defaults to allowed: a command is a shell), environment (since 0.8: a named
+ * environment, fnbox_environments_load; without it, the host's). options as for fnbox_call
  * (cancel_fd, the callbacks, output: the program's stdout and stderr as they arrive).
  * *result is an ExecutionResult JSON {status, success, exitCode, stdout, stderr, usage, truncated, files
  * (created, modified, deleted in the workdir, without contents), meta [, error] [, compile: {exitCode,
@@ -175,7 +176,9 @@ typedef struct fnbox_session fnbox_session;
  * processes share one cgroup; stdoutBytes / stderrBytes are per command; cpuSeconds per process, default
  * a day), idleTimeout (seconds, default 900), maxLifetime (default 3600; each at most 86400)}, mount (as a
  * call's: dirs, permissions, loading, security; its servers live as long as the session; changes reach the
- * host only through fnbox_session_sync). Past idleTimeout or maxLifetime fnbox_session_expired says so; the owner
+ * host only through fnbox_session_sync), environment (since 0.8: a named environment, fnbox_environments_load,
+ * which the session's sandbox is built in: its commands, calls and kernels run there; a command or call
+ * naming one is refused). Past idleTimeout or maxLifetime fnbox_session_expired says so; the owner
  * (fnbox serve's reaper) closes it. */
 FNBOX_API int fnbox_session_open(const char *options, size_t len, fnbox_session **session, char **error,
                                  size_t *error_len);
@@ -284,7 +287,9 @@ FNBOX_API void fnbox_session_close(fnbox_session *s);
  * compiled program, which the call writes in (read-only to it, as in a cold call): it pays only the
  * program's start.
  *
- * options is JSON (len 0: no pools): {"warm": {"python": 4, "javascript": 2, ...} (language name or alias:
+ * options is JSON (len 0: no pools): {"warm": {"python": 4, "javascript": 2, "python@py313": 2, ...} (language
+ * name or alias, optionally @ a named environment (fnbox_environments_load) its sandboxes are built in, for
+ * that environment's calls only:
  * sandboxes kept ready, 0 to 64; or "default": one for each of python, javascript, ruby and php whose runtime
  * is installed), "maxMemoryBytes": n (the idle sandboxes' memory, all pools together, as
  * their cgroups count it; no new one is built past it; default 1 GiB)}. Errors as fnbox_session_open's
