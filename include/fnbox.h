@@ -137,7 +137,8 @@ FNBOX_API int fnbox_call(const char *request, size_t request_len, const fnbox_ca
  * cpp/c++; C and C++ are compiled first), with optional args (the program's arguments), stdin, env
  * ({NAME: value}, added to the sandbox's minimal environment), cwd (absolute, or relative to the workdir
  * /workspace; created when missing), timeout (seconds, fractions allowed), files, limits and permissions
- * as in a call (childProcess defaults to allowed: a command is a shell). options as for fnbox_call
+ * as in a call (childProcess defaults to allowed: a command is a shell), environment (since 0.8: a named
+ * environment, fnbox_environments_load; without it, the host's). options as for fnbox_call
  * (cancel_fd, the callbacks, output: the program's stdout and stderr as they arrive).
  * *result is an ExecutionResult JSON {status, success, exitCode, stdout, stderr, usage, truncated, files
  * (created, modified, deleted in the workdir, without contents), meta [, error] [, compile: {exitCode,
@@ -175,7 +176,9 @@ typedef struct fnbox_session fnbox_session;
  * processes share one cgroup; stdoutBytes / stderrBytes are per command; cpuSeconds per process, default
  * a day), idleTimeout (seconds, default 900), maxLifetime (default 3600; each at most 86400)}, mount (as a
  * call's: dirs, permissions, loading, security; its servers live as long as the session; changes reach the
- * host only through fnbox_session_sync). Past idleTimeout or maxLifetime fnbox_session_expired says so; the owner
+ * host only through fnbox_session_sync), environment (since 0.8: a named environment, fnbox_environments_load,
+ * which the session's sandbox is built in: its commands, calls and kernels run there; a command or call
+ * naming one is refused). Past idleTimeout or maxLifetime fnbox_session_expired says so; the owner
  * (fnbox serve's reaper) closes it. */
 FNBOX_API int fnbox_session_open(const char *options, size_t len, fnbox_session **session, char **error,
                                  size_t *error_len);
@@ -284,7 +287,9 @@ FNBOX_API void fnbox_session_close(fnbox_session *s);
  * compiled program, which the call writes in (read-only to it, as in a cold call): it pays only the
  * program's start.
  *
- * options is JSON (len 0: no pools): {"warm": {"python": 4, "javascript": 2, ...} (language name or alias:
+ * options is JSON (len 0: no pools): {"warm": {"python": 4, "javascript": 2, "python@py313": 2, ...} (language
+ * name or alias, optionally @ a named environment (fnbox_environments_load) its sandboxes are built in, for
+ * that environment's calls only:
  * sandboxes kept ready, 0 to 64; or "default": one for each of python, javascript, ruby and php whose runtime
  * is installed), "maxMemoryBytes": n (the idle sandboxes' memory, all pools together, as
  * their cgroups count it; no new one is built past it; default 1 GiB)}. Errors as fnbox_session_open's
@@ -304,6 +309,24 @@ FNBOX_API int fnbox_engine_wait_warm(fnbox_engine *engine, double timeout_s);
 FNBOX_API int fnbox_engine_stats(fnbox_engine *engine, char **json, size_t *json_len);
 /* Destroys every pooled sandbox. No call may be running on the engine. NULL is a no-op. */
 FNBOX_API void fnbox_engine_close(fnbox_engine *engine);
+
+/* ---- Named environments (since 0.8): the operator's system trees and package directories ----
+ * Loads the environments file at path (`fnbox serve --environments FILE`): {"environments": {NAME: {"root"?:
+ * "/srv/rootfs/trixie", "python"?: {"paths": [dir...]}, "javascript"?, "ruby"?, "php"?: likewise,
+ * "indexes"?: {"python"?: url, "npm"?: url}}}} and makes it the process's set: from then on a request
+ * (fnbox_call, fnbox_execute, fnbox_engine_call), a session's options (fnbox_session_open) and an MCP
+ * configuration may say "environment": NAME; without it, the host's. Every path must be absolute and an
+ * existing directory (made canonical here), every index an http(s) URL; an unknown key, a wrong type or a
+ * bad name is FNBOX_INVALID_REQUEST naming the field ("environments.web.indexes.npm: ..."), and the set in
+ * place stays. path NULL: no environments. Call it at start, before any other fnbox call: it must not run
+ * while calls, sessions or engines are in progress (the set it replaces is freed). Errors as
+ * fnbox_session_open's. The languages each environment offers and their versions are found here, once. */
+FNBOX_API int fnbox_environments_load(const char *path, char **error, size_t *error_len);
+/* The current set as JSON, in the file's order: [{"name", "root" (null: the host's system tree),
+ * "languages": [{"name": "python", "version": "3.13.5"}, ...] (found at load: in a root, the interpreters it
+ * holds, read from its files; without one, the host's), "paths": {"python": [dir...], ...}}]. Released with
+ * fnbox_free; -1 on allocation failure. Thread-safe. */
+FNBOX_API int fnbox_environments(char **json, size_t *json_len);
 
 /* Probes the kernel features and runtimes fnbox needs. *report is a JSON object
  * {"ok": bool, "checks": [{"name", "ok", "detail", "fix"}...]} to release with fnbox_free.

@@ -28,6 +28,10 @@ static const char k_help[] =
     "  -s, --stream   NDJSON: the function's output as it arrives, one line per chunk\n"
     "                 ({\"type\":\"stdout\"|\"stderr\",\"data\":\"...\"}), then one line\n"
     "                 {\"type\":\"result\", ...the ExecutionResult's fields...}\n"
+    "  --environments FILE\n"
+    "                 the named environments a request may choose with \"environment\": NAME (JSON\n"
+    "                 {\"environments\": {NAME: {root?, python?: {paths}, javascript?, ruby?, php?,\n"
+    "                 indexes?}}}); default: $FNBOX_ENVIRONMENTS, else none\n"
     "  -h, --help     this help\n"
     "\n"
     "exit status:\n"
@@ -99,12 +103,20 @@ int cli_call(int argc, char **argv)
 int cli_run_request(const cli_request_verb *v, int argc, char **argv)
 {
     const char *help = v->help;
-    const char *path = "-";
+    const char *path = "-", *environments = NULL;
     bool pretty = false, stream = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             fputs(help, stdout);
             return CLI_EXIT_OK;
+        } else if (strncmp(argv[i], "--environments=", 15) == 0) {
+            environments = argv[i] + 15;
+        } else if (strcmp(argv[i], "--environments") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "fnbox %s: --environments needs a value (fnbox %s --help)\n", v->name, v->name);
+                return CLI_EXIT_USAGE;
+            }
+            environments = argv[++i];
         } else if (strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--pretty") == 0) {
             pretty = true;
         } else if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "--stream") == 0) {
@@ -118,6 +130,14 @@ int cli_run_request(const cli_request_verb *v, int argc, char **argv)
         } else {
             path = argv[i];
         }
+    }
+    char why[1536];
+    int code = cli_environments_load(v->name, environments, why, sizeof why);
+    if (code != CLI_EXIT_OK) { /* still one result on stdout, as for any request that cannot run */
+        cli_print_json_line(json_pack("{s:s, s:b, s:{s:s, s:s}, s:s, s:s, s:i}", "status", "error", "success", 0,
+                                      "error", "message", why, "type", "InvalidRequest", "stdout", "", "stderr", "",
+                                      "exitCode", 1));
+        return code;
     }
     char *req = NULL;
     size_t len = 0;

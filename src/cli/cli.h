@@ -68,6 +68,10 @@ const char *cli_warm_options(cli_warm *w);
  * CLI_EXIT_OK, or the exit code after printing why, naming --warm and verb: CLI_EXIT_USAGE when the engine
  * refused the options (a language with no runtime here), CLI_EXIT_FAILURE when it could not start. */
 int cli_warm_open(cli_warm *w, const char *verb, fnbox_engine **engine);
+/* Loads the named environments (environments.c): path (--environments FILE), or FNBOX_ENVIRONMENTS when
+ * path is NULL; neither: none. CLI_EXIT_OK, or the exit code after printing why on stderr as verb's, why
+ * (cap bytes) holding the message ("--environments FILE: environments.x.root: ..."). */
+int cli_environments_load(const char *verb, const char *path, char *why, size_t cap);
 int cli_doctor(int argc, char **argv);
 int cli_infer(int argc, char **argv);
 int cli_serve(int argc, char **argv);

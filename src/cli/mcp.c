@@ -14,7 +14,7 @@
 
 static const char k_help[] =
     "usage: fnbox mcp [--config FILE] [--output-bytes N] [--timeout S] [--max-timeout S]\n"
-    "                 [--warm LANG=N[,LANG=N...]|none] [--warm-memory BYTES]\n"
+    "                 [--warm LANG=N[,LANG=N...]|none] [--warm-memory BYTES] [--environments FILE]\n"
     "\n"
     "Serves the Model Context Protocol on stdin/stdout (JSON-RPC, one message per line; logs on stderr) for\n"
     "one client: tools run_code and call_function (a fresh sandbox each), exec_command, read_file,\n"
@@ -24,7 +24,11 @@ static const char k_help[] =
     "Client configuration: {\"command\": \"fnbox\", \"args\": [\"mcp\"]}\n"
     "\n"
     "options:\n"
-    "  --config FILE       JSON {session?: session options (mount, permissions, limits, files...),\n"
+    "  --environments FILE the named environments the configuration's session.environment may choose\n"
+    "                      (run_code, call_function and the session run there); default:\n"
+    "                      $FNBOX_ENVIRONMENTS, else none. A bad file or name stops here (exit 2)\n"
+    "  --config FILE       JSON {session?: session options (mount, permissions, limits, files,\n"
+    "                      environment...),\n"
     "                      tools?: [enabled tool names], outputBytes?, readBytes?, timeout?, maxTimeout?}\n"
     "  --output-bytes N    output per stream sent to the model (default 32768; 256-16777216): head and\n"
     "                      tail kept\n"
@@ -36,6 +40,8 @@ static const char k_help[] =
     "                      each; default: 1 for each of python, javascript, ruby, php whose runtime is\n"
     "                      here; for c and cpp, the compiler, waiting for a new program's source);\n"
     "                      a call no ready sandbox fits (an empty pool) runs cold\n"
+    "                      LANG@ENVIRONMENT=N: a pool built in a named environment (call_function\n"
+    "                      runs in the configuration's session.environment)\n"
     "  --warm-memory BYTES no new ready sandbox once the ready ones hold this much memory (K, M, G\n"
     "                      suffixes; default 1G)\n"
     "  -h, --help          this help\n"
@@ -64,7 +70,28 @@ static int seconds(const char *opt, const char *v, double *out)
 typedef struct mcp_options {
     fb_mcp_config cfg;
     cli_warm warm;
+    const char *environments; /* --environments */
 } mcp_options;
+
+static int set_environments(void *ctx, const char *opt, const char *v)
+{
+    if (!*v)
+        return bad(opt, v, "empty");
+    ((mcp_options *)ctx)->environments = v;
+    return 0;
+}
+
+/* The environments, loaded once every option is read (the configuration and the warm pools may name one). */
+static int load_environments(mcp_options *o)
+{
+    char why[1536];
+    int code = cli_environments_load("mcp", o->environments, why, sizeof why);
+    if (code == CLI_EXIT_OK && fb_mcp_config_check_environment(&o->cfg, why, sizeof why) < 0) {
+        fprintf(stderr, "fnbox mcp: --config: %s\n", why);
+        code = CLI_EXIT_USAGE;
+    }
+    return code;
+}
 
 static int set_config(void *ctx, const char *opt, const char *v)
 {
@@ -116,6 +143,7 @@ static int set_warm_memory(void *ctx, const char *opt, const char *v)
 static const cli_option k_options[] = {
     {"--config", set_config},   {"--output-bytes", set_output_bytes}, {"--timeout", set_timeout},
     {"--max-timeout", set_max_timeout}, {"--warm", set_warm},         {"--warm-memory", set_warm_memory},
+    {"--environments", set_environments},
 };
 
 static int parse_args(int argc, char **argv, mcp_options *o)
@@ -153,6 +181,11 @@ int cli_mcp(int argc, char **argv)
     if (parse_args(argc, argv, &o) < 0) {
         fb_mcp_config_free(&o.cfg);
         return CLI_EXIT_USAGE;
+    }
+    int loaded = load_environments(&o);
+    if (loaded != CLI_EXIT_OK) {
+        fb_mcp_config_free(&o.cfg);
+        return loaded;
     }
     signal(SIGPIPE, SIG_IGN); /* a client gone while we write: EPIPE, then EOF on stdin */
     /* before the engine: its pool thread inherits the blocked stop signals, so that a SIGTERM reaches the

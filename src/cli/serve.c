@@ -62,16 +62,21 @@ static const char k_help[] =
     "                                call_function, each built ahead with its runtime started, serving\n"
     "                                one call only (0-64 each; default: 1 for each of python, javascript,\n"
     "                                ruby, php whose runtime is here); for c and cpp, the compiler started\n"
-    "                                and waiting for a new program's source\n"
+    "                                and waiting for a new program's source; LANG@ENVIRONMENT=N: a pool\n"
+    "                                built in a named environment, for its calls\n"
     "  --warm-memory BYTES           no new ready sandbox once the ready ones hold this much memory\n"
     "                                (K, M, G suffixes; default 1G)\n"
+    "  --environments FILE           the named environments a request, a session or /mcp's configuration\n"
+    "                                may choose with \"environment\": NAME (JSON {\"environments\": {NAME:\n"
+    "                                {root?, python?: {paths}, javascript?, ruby?, php?, indexes?}}});\n"
+    "                                default: $FNBOX_ENVIRONMENTS, else none. A bad file stops here\n"
     "  --die-with-parent             stop (as on SIGTERM) when the process that started this one exits\n"
     "                                (the thread that started it, as Linux's parent-death signal goes): for\n"
     "                                a client's private server (clients/node, clients/python)\n"
     "  -h, --help                    this help\n"
     "\n"
     "exit status: 0 after a signal, once everything has stopped; 2 for a bad option or configuration\n"
-    "(listen address, token file); 1 when the server could not start.\n";
+    "(listen address, token file, environments file); 1 when the server could not start.\n";
 
 static int bad(const char *opt, const char *value, const char *why)
 {
@@ -216,7 +221,31 @@ static int set_warm_memory(void *ctx, const char *opt, const char *v)
     return why ? bad(opt, v, why) : 0;
 }
 
+static const char *s_environments; /* --environments */
+
+static int set_environments(void *ctx, const char *opt, const char *v)
+{
+    (void)ctx;
+    if (!*v)
+        return bad(opt, v, "empty");
+    s_environments = v;
+    return 0;
+}
+
+/* The environments, loaded once every option is read (the warm pools and /mcp's configuration may name one). */
+static int load_environments(fb_http_config *o)
+{
+    char why[1536];
+    int code = cli_environments_load("serve", s_environments, why, sizeof why);
+    if (code == CLI_EXIT_OK && o->mcp && fb_mcp_config_check_environment(o->mcp, why, sizeof why) < 0) {
+        fprintf(stderr, "fnbox serve: --mcp-config: %s\n", why);
+        code = CLI_EXIT_USAGE;
+    }
+    return code;
+}
+
 static const cli_option k_options[] = {
+    {"--environments", set_environments},
     {"--listen", set_listen},           {"--token-file", set_token_file}, {"--max-concurrency", set_concurrency},
     {"--max-queue", set_queue},         {"--max-body", set_body},         {"--grace", set_grace},
     {"--max-sessions", set_sessions},   {"--mcp-origin", set_origin},     {"--mcp-config", set_mcp_config},
@@ -293,6 +322,12 @@ int cli_serve(int argc, char **argv)
                 fb_mcp_config_free(o.mcp);
             return CLI_EXIT_USAGE;
         }
+    }
+    int code = load_environments(&o);
+    if (code != CLI_EXIT_OK) {
+        if (o.mcp)
+            fb_mcp_config_free(o.mcp);
+        return code;
     }
     o.engine = cli_warm_options(&s_warm);
     raise_fd_limit();

@@ -19,12 +19,15 @@ const char *cli_warm_set(cli_warm *w, const char *v)
     size_t at = (size_t)snprintf(w->warm, sizeof w->warm, "{");
     for (const char *p = v; *p;) {
         size_t name = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789+");
+        if (name > 0 && p[name] == '@') /* LANG@ENVIRONMENT: a pool built in a named environment */
+            name += 1 + strspn(p + name + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
         if (name == 0 || p[name] != '=' || p[name + 1] < '0' || p[name + 1] > '9')
-            return "expected LANG=N[,LANG=N...] (e.g. python=4,javascript=2) or none";
+            return "expected LANG=N[,LANG=N...] (e.g. python=4,javascript=2; python@py313=2: a pool in a named "
+                   "environment) or none";
         char *end;
         unsigned long n = strtoul(p + name + 1, &end, 10);
         if ((*end && *end != ',') || n > WARM_MAX_SIZE)
-            return "expected LANG=N[,LANG=N...] with N from 0 to 64";
+            return "expected LANG=N[,LANG=N...] (LANG or LANG@ENVIRONMENT) with N from 0 to 64";
         at += (size_t)snprintf(w->warm + at, sizeof w->warm - at, "%s\"%.*s\":%lu", at > 1 ? "," : "", (int)name,
                                p, n);
         if (at >= sizeof w->warm - 2)

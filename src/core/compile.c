@@ -6,6 +6,7 @@
  * placed at /.fnbox/runtime.o for the program's link. docs/internals/compile-cache.md. */
 #include "core/compile.h"
 
+#include "core/launch.h"
 #include "core/pool.h"
 
 #include <errno.h>
@@ -34,6 +35,7 @@ typedef struct build {
     int cancel_fd;
     fb_compile_cache cache;
     fb_pool *pool;
+    const fb_environment *env;  /* the call's named environment (NULL: the host's) */
 } build;
 
 /* One compiler run: script on src (with files under /.fnbox); salt is what else its output depends on (for
@@ -98,7 +100,7 @@ static int compile_in_sandbox(const build *b, const build_step *s, fb_compiled *
     compile_spec(b->compiler, s, b->timeout_s, argv, &spec);
     spec.cancel_fd = b->cancel_fd;
     fb_sandbox_outcome o = {0};
-    if (fb_pool_run(b->pool, &spec, NULL, &o, err) < 0) {
+    if (fb_launch_apply_environment(b->env, &spec, err) < 0 || fb_pool_run(b->pool, b->env, &spec, NULL, &o, err) < 0) {
         fb_sandbox_outcome_free(&o);
         return fb_wrap_error(err, "compiler sandbox");
     }
@@ -197,12 +199,13 @@ static int build_program(const build *b, const char *src, size_t src_len, fb_com
     return rc;
 }
 
-int fb_compile(const fb_lang_driver *lang, const char *code, size_t code_len, const char *function_name,
-               double timeout_s, int cancel_fd, fb_pool *pool, fb_compiled *out, fb_error *err)
+int fb_compile(const fb_lang_driver *lang, const fb_environment *env, const char *code, size_t code_len,
+               const char *function_name, double timeout_s, int cancel_fd, fb_pool *pool, fb_compiled *out,
+               fb_error *err)
 {
     *out = (fb_compiled){.cache = "off"};
     build b = {.lang = lang, .compiler = fb_lang_find_runtime(lang), .timeout_s = timeout_s, .cancel_fd = cancel_fd,
-               .pool = pool};
+               .pool = pool, .env = env};
     if (!b.compiler)
         return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s compiler found (looked for %s); run `fnbox doctor`",
                             lang->name, lang->runtimes[0]);
@@ -217,7 +220,8 @@ int fb_compile(const fb_lang_driver *lang, const char *code, size_t code_len, co
     return rc;
 }
 
-int fb_compile_template_make(const fb_lang_driver *lang, fb_compile_template *t, fb_sandbox_spec *spec, fb_error *err)
+int fb_compile_template_make(const fb_lang_driver *lang, const fb_environment *env, fb_compile_template *t,
+                             fb_sandbox_spec *spec, fb_error *err)
 {
     memset(t, 0, sizeof *t);
     build b = {.lang = lang, .compiler = fb_lang_find_runtime(lang), .cancel_fd = -1};
@@ -236,7 +240,7 @@ int fb_compile_template_make(const fb_lang_driver *lang, fb_compile_template *t,
     }
     compile_spec(b.compiler, &prog, FB_MAX_TIMEOUT_S, t->argv, spec);
     spec->limits.cpu_seconds = FB_MAX_CPU_SECONDS; /* the widest: each compile lowers it to its own */
-    return 0;
+    return fb_launch_apply_environment(env, spec, err);
 }
 
 void fb_compile_template_free(fb_compile_template *t)

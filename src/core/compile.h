@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "lang/lang.h"
+#include "request/environments.h"
 #include "sandbox/sandbox.h"
 #include "util/error.h"
 
@@ -20,8 +21,10 @@ typedef struct fb_compiled {
 /* Builds the program for function_name of code. Errors: "CompileError" (the compiler's diagnostics, or why
  * it stopped), "UnsupportedType" / "FunctionNotFound" (from the dispatcher, before compiling),
  * "SandboxSetupFailed" / "KernelFeatureMissing" (the compiler's sandbox could not run). */
-int fb_compile(const fb_lang_driver *lang, const char *code, size_t code_len, const char *function_name,
-               double timeout_s, int cancel_fd, fb_pool *pool, fb_compiled *out, fb_error *err);
+/* env: the call's named environment (NULL: the host's), which the compiler's sandbox is built in. */
+int fb_compile(const fb_lang_driver *lang, const fb_environment *env, const char *code, size_t code_len,
+               const char *function_name, double timeout_s, int cancel_fd, fb_pool *pool, fb_compiled *out,
+               fb_error *err);
 void fb_compiled_free(fb_compiled *c);
 
 /* A warm pool's template for lang's compiler (core/pool.c): the sandbox fb_compile runs a program's compile
@@ -32,7 +35,8 @@ typedef struct fb_compile_template {
     fb_sandbox_file file;
     const char *argv[5];
 } fb_compile_template;
-int fb_compile_template_make(const fb_lang_driver *lang, fb_compile_template *t, fb_sandbox_spec *spec, fb_error *err);
+int fb_compile_template_make(const fb_lang_driver *lang, const fb_environment *env, fb_compile_template *t,
+                             fb_sandbox_spec *spec, fb_error *err);
 void fb_compile_template_free(fb_compile_template *t);
 
 #endif

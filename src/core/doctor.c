@@ -97,7 +97,12 @@ FNBOX_API int fnbox_doctor(char **report)
         snprintf(fix, sizeof fix, "install it: apt-get install %s", d->package);
         json_array_append_new(checks, check(name, rt != NULL, false, rt ? rt : "not found", fix));
     }
-    json_t *doc = json_pack("{s:b, s:s, s:o}", "ok", all_ok, "version", FNBOX_VERSION, "checks", checks);
+    /* the named environments loaded (fnbox_environments_load), with the languages and versions found in each */
+    char *envs = NULL;
+    json_t *environments = fnbox_environments(&envs, NULL) == 0 ? json_loads(envs, 0, NULL) : NULL;
+    free(envs);
+    json_t *doc = json_pack("{s:b, s:s, s:o, s:o}", "ok", all_ok, "version", FNBOX_VERSION, "checks", checks,
+                            "environments", environments ? environments : json_array());
     *report = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
     json_decref(doc);
     if (!*report)

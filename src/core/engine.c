@@ -11,6 +11,7 @@
 #include "core/session.h"
 #include "fnbox.h"
 #include "lang/lang.h"
+#include "request/environments.h"
 #include "util/json.h"
 
 struct fnbox_engine {
@@ -28,6 +29,26 @@ static void default_warm(fb_pool_config *cfg)
             cfg->langs[cfg->nlangs] = d->name;
             cfg->sizes[cfg->nlangs++] = 1;
         }
+}
+
+/* "python" or "python@py313": the language and the named environment its pool is built in. */
+static int warm_key(const char *key, const fb_lang_driver **lang, const fb_environment **env, fb_error *err)
+{
+    char field[160], name[96];
+    const char *at = strchr(key, '@');
+    size_t n = at ? (size_t)(at - key) : strlen(key);
+    *env = NULL;
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), key);
+    *lang = fb_lang_lookup(name);
+    if (!*lang)
+        return BAD("warm.%.64s: unknown language; supported: %s", key, fb_lang_supported());
+    if (!at)
+        return 0;
+    snprintf(field, sizeof field, "warm.%.100s", key);
+    json_t *v = json_string(at + 1);
+    int rc = v ? fb_environment_decode(v, field, env, err) : BAD("%s: out of memory", field);
+    json_decref(v);
+    return rc;
 }
 
 static int parse_warm(const json_t *warm, fb_pool_config *cfg, fb_error *err)
@@ -49,9 +70,11 @@ static int parse_warm(const json_t *warm, fb_pool_config *cfg, fb_error *err)
             continue;
         if (cfg->nlangs >= FB_POOL_MAX_LANGS)
             return BAD("warm: at most %d languages", FB_POOL_MAX_LANGS);
-        const fb_lang_driver *lang = fb_lang_lookup(name);
-        if (!lang)
-            return BAD("warm.%s: unknown language; supported: %s", name, fb_lang_supported());
+        const fb_lang_driver *lang = NULL;
+        const fb_environment *env = NULL;
+        if (warm_key(name, &lang, &env, err) < 0)
+            return -1;
+        cfg->envs[cfg->nlangs] = env;
         cfg->langs[cfg->nlangs] = lang->name;
         cfg->sizes[cfg->nlangs++] = (unsigned)json_integer_value(v);
     }

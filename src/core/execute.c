@@ -112,7 +112,7 @@ static int run_sandbox(run_state *s, const fnbox_call_options *opts, const fb_sa
                             .cancel_fd = opts->cancel_fd, .limits = *lim};
     fb_command_program_spec(&s->prog, &spec);
     fb_launch_attach a = {.envp = s->prog.envp, .env_cap = s->prog.env_cap, .ws = &s->ws, .keep_scratch = true,
-                          .net = &s->net};
+                          .net = &s->net, .environment = s->cmd.environment};
     if (opts->output) {
         fb_output_init(&s->output, opts->output, opts->output_ctx, s->cmd.limits.stdout_bytes,
                        s->cmd.limits.stderr_bytes);

@@ -109,7 +109,7 @@ int fb_executor_call(const char *request, size_t request_len, const fnbox_call_o
     if (opts.fs) /* asked by the mount servers at each operation, and by sync for each change */
         fb_workspace_set_check(&ws, fb_host_fs_check, &opts);
     fb_call_files_events(&ws, &opts);
-    if (req.lang->compiler && fb_compile(req.lang, req.code, req.code_len, plan.function_name, req.timeout_s,
+    if (req.lang->compiler && fb_compile(req.lang, req.environment, req.code, req.code_len, plan.function_name, req.timeout_s,
                                          cancel_fd, pool, &prog, &err) < 0) {
         code = fail_result(&err, fb_result_code_of(&err), t0, plan.signature_source, result, result_len);
         goto done;

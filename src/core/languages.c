@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/command.h"
+#include "core/environments.h"
 #include "fnbox.h"
 #include "util/json.h"
 #include "lang/lang.h"
@@ -171,4 +172,14 @@ FNBOX_API int fnbox_execute_languages(char **json, size_t *json_len)
             list = NULL;
         }
     return fb_json_dump_out(list, json, json_len);
+}
+
+const char *fb_host_language_version(const char *execute_name)
+{
+    pthread_once(&g_versions_once, find_versions);
+    fb_command_language l;
+    for (size_t i = 0; i < 16 && fb_command_language_at(i, &l); i++)
+        if (strcmp(l.name, execute_name) == 0)
+            return g_versions.known[i] ? g_versions.version[i] : NULL;
+    return NULL;
 }

@@ -121,7 +121,21 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
     return 0;
 }
 
-int fb_launch_template(const fb_lang_driver *lang, fb_launch *l, fb_sandbox_spec *spec, fb_error *err)
+int fb_launch_apply_environment(const fb_environment *env, fb_sandbox_spec *spec, fb_error *err)
+{
+    (void)spec;
+    bool paths = false;
+    for (int i = 0; env && i < FB_ENV_NLANGS; i++)
+        paths = paths || env->paths[i].n > 0;
+    /* fail closed until the sandbox knows how: a root or paths asked for are never silently the host's */
+    if (env && (env->root || paths))
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, 0, "environment %s: a root or language paths cannot be "
+                            "placed in the sandbox by this build", env->name);
+    return 0;
+}
+
+int fb_launch_template(const fb_lang_driver *lang, const fb_environment *env, fb_launch *l, fb_sandbox_spec *spec,
+                       fb_error *err)
 {
     fb_lang_runnable run = {.runtime = fb_lang_find_runtime(lang)};
     fb_call_limits defaults;
@@ -150,7 +164,7 @@ int fb_launch_template(const fb_lang_driver *lang, fb_launch *l, fb_sandbox_spec
     /* the widest deadline and CPU limit: each call lowers the CPU limit to its own */
     defaults.cpu_seconds = FB_MAX_CPU_SECONDS;
     fb_launch_limits_of(FB_MAX_TIMEOUT_S, &defaults, &spec->limits);
-    return 0;
+    return fb_launch_apply_environment(env, spec, err);
 }
 
 /* permissions.network: when anything is allowed, the sandbox's init opens 127.0.0.1:3128 inside and the
@@ -166,6 +180,8 @@ int fb_launch_attached(fb_sandbox_spec *spec, const fb_launch_attach *a, fb_sand
         if (fb_launch_env_put(a->envp, &e, a->env_cap, *v, err) < 0)
             return -1;
     spec->envp = (char *const *)a->envp;
+    if (fb_launch_apply_environment(a->environment, spec, err) < 0)
+        return -1;
     fb_sandbox_file *staged = NULL; /* the request's files outside mounts, as the sandbox takes them */
     if (fb_call_files_attach(a->ws, a->keep_scratch, spec, &staged, err) < 0)
         return -1;
@@ -176,7 +192,7 @@ int fb_launch_attached(fb_sandbox_spec *spec, const fb_launch_attach *a, fb_sand
         spec->on_output = fb_output_chunk;
         spec->output_ctx = a->output;
     }
-    int rc = fb_pool_run(a->pool, spec, fb_result_channel_complete, out, err);
+    int rc = fb_pool_run(a->pool, a->environment, spec, fb_result_channel_complete, out, err);
     if (a->output)
         fb_output_finish(a->output);
     free(staged);
@@ -214,7 +230,7 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
     fb_launch_limits(req, &spec.limits);
     fb_launch_attach a = {.envp = l->envp, .env_cap = FB_LAUNCH_MAX_ENV, .ws = ws,
                           .keep_scratch = req->reporting.include_changes, .net = net, .output = l->output,
-                          .pool = pool};
+                          .pool = pool, .environment = req->environment};
     int rc = fb_launch_attached(&spec, &a, out, err);
     input_written(l); /* also when the harness stopped reading early */
     return rc;

@@ -10,6 +10,7 @@
 #include "core/output.h"
 #include "core/pool.h"
 #include "request/limits.h"
+#include "request/environments.h"
 #include "request/request.h"
 #include "fs/workspace.h"
 #include "lang/plan.h"
@@ -52,7 +53,15 @@ void fb_launch_free(fb_launch *l);
  * template (core/pool.c). l owns what spec points to. An interpreted language's harness; for a compiled
  * one, its program's sandbox (spec.program_later: the program comes with the call, from the compile cache
  * or its compiler). */
-int fb_launch_template(const fb_lang_driver *lang, fb_launch *l, fb_sandbox_spec *spec, fb_error *err);
+int fb_launch_template(const fb_lang_driver *lang, const fb_environment *env, fb_launch *l, fb_sandbox_spec *spec,
+                       fb_error *err);
+
+/* The named environment's part of a sandbox (issue 30; the "envroot" work fills it in): env's root as the
+ * system tree instead of the host's, and its languages' package directories on their search paths. Every
+ * spec fnbox builds for a run passes here once, after the rest of it is set: a call's and an execute's
+ * (fb_launch_attached), a compiler's (core/compile.c), a session's sandbox (core/session.c) and a warm
+ * pool's template (fb_launch_template, fb_compile_template_make). env NULL: the host's, nothing changes. */
+int fb_launch_apply_environment(const fb_environment *env, fb_sandbox_spec *spec, fb_error *err);
 
 /* What every program fnbox runs shares (calls and execute requests, core/execute.c). */
 /* fnbox's minimal environment (PATH, HOME, TMPDIR, LANG, USER, LOGNAME), NULL-terminated. */
@@ -78,6 +87,7 @@ typedef struct fb_launch_attach {
     fb_proxy_call *net;
     fb_output *output;
     fb_pool *pool;       /* NULL, or warm pools to take a prepared sandbox from when one fits */
+    const fb_environment *environment; /* the request's named environment, or NULL: the host's (borrowed) */
 } fb_launch_attach;
 /* Runs spec (what runs, limits, cancel fd set by the caller) with a's parts attached; the proxy is stopped
  * and the output finished before this returns. */

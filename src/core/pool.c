@@ -24,7 +24,8 @@
 
 typedef struct pool_lang {
     const fb_lang_driver *lang;
-    char name[32];           /* in the stats: the language's, or "program" */
+    char name[96];           /* in the stats: the language's, or "program", then "@environment" */
+    const fb_environment *env; /* what its sandboxes are built in (NULL: the host's system tree) */
     bool program;            /* a compiled language's program sandboxes (spec.program_later) */
     unsigned size;
     fb_launch launch;        /* owns what spec points to (an interpreted language's) */
@@ -118,8 +119,10 @@ static bool same_limits(const fb_sandbox_limits *t, const fb_sandbox_limits *s, 
            s->cpu_seconds <= t->cpu_seconds && s->timeout_s <= t->timeout_s;
 }
 
-static bool fits(const pool_lang *pl, const fb_sandbox_spec *s)
+static bool fits(const pool_lang *pl, const fb_environment *env, const fb_sandbox_spec *s)
 {
+    if (pl->env != env)
+        return false;
     const fb_sandbox_spec *t = &pl->spec;
     /* a compiled program runs its own code from its start: only a program pool waits for it */
     bool files = pl->program ? !s->program_later && same_files_but_program(t, s)
@@ -159,7 +162,7 @@ static bool queue_spent(fb_pool *p, fb_sandbox *sb)
     return true;
 }
 
-fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec)
+fb_sandbox *fb_pool_take(fb_pool *p, const fb_environment *env, const fb_sandbox_spec *spec)
 {
     fb_sandbox *dead[FB_POOL_MAX_SIZE];
     size_t ndead = 0;
@@ -167,7 +170,7 @@ fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec)
     pthread_mutex_lock(&p->mu);
     for (size_t l = 0; l < p->nlangs && !sb; l++) {
         pool_lang *pl = &p->langs[l];
-        if (!fits(pl, spec))
+        if (!fits(pl, env, spec))
             continue;
         while (pl->nidle && !sb) {
             fb_sandbox *c = pop_front(pl);
@@ -202,10 +205,10 @@ static const fb_sandbox_file *program_of(const fb_sandbox *warm, const fb_sandbo
     return NULL;
 }
 
-int fb_pool_run(fb_pool *pool, const fb_sandbox_spec *spec, bool (*result_complete)(const char *data, size_t len),
-                fb_sandbox_outcome *out, fb_error *err)
+int fb_pool_run(fb_pool *pool, const fb_environment *env, const fb_sandbox_spec *spec,
+                bool (*result_complete)(const char *data, size_t len), fb_sandbox_outcome *out, fb_error *err)
 {
-    fb_sandbox *warm = pool ? fb_pool_take(pool, spec) : NULL;
+    fb_sandbox *warm = pool ? fb_pool_take(pool, env, spec) : NULL;
     if (!warm)
         return fb_sandbox_run(spec, out, err);
     const fb_sandbox_limits *l = &spec->limits;
@@ -408,22 +411,25 @@ static int init_sync(fb_pool *p, fb_error *err)
 }
 
 /* One pool: lang's interpreter, compiler (program: false) or program sandboxes (true). */
-static int add_pool(fb_pool *p, const fb_lang_driver *lang, bool program, unsigned size, fb_error *err)
+static int add_pool(fb_pool *p, const fb_lang_driver *lang, const fb_environment *env, bool program, unsigned size,
+                    fb_error *err)
 {
     pool_lang *pl = &p->langs[p->nlangs];
     memset(pl, 0, sizeof *pl);
     pl->lang = lang;
+    pl->env = env;
     pl->program = program;
     pl->size = size;
-    snprintf(pl->name, sizeof pl->name, "%s", program ? "program" : lang->name);
-    int rc = lang->compiler && !program ? fb_compile_template_make(lang, &pl->compile, &pl->spec, err)
-                                        : fb_launch_template(lang, &pl->launch, &pl->spec, err);
+    snprintf(pl->name, sizeof pl->name, "%s%s%s", program ? "program" : lang->name, env ? "@" : "",
+             env ? env->name : "");
+    int rc = lang->compiler && !program ? fb_compile_template_make(lang, env, &pl->compile, &pl->spec, err)
+                                        : fb_launch_template(lang, env, &pl->launch, &pl->spec, err);
     if (rc == 0 && !pl->spec.inert_until_input)
         rc = fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "%s cannot wait for its call", lang->name);
     if (rc < 0) {
         fb_launch_free(&pl->launch);
         fb_compile_template_free(&pl->compile);
-        return fb_wrap_error(err, "warm: %s", lang->name);
+        return fb_wrap_error(err, "warm: %s", pl->name);
     }
     p->nlangs++;
     return 0;
@@ -431,21 +437,22 @@ static int add_pool(fb_pool *p, const fb_lang_driver *lang, bool program, unsign
 
 /* The compiled languages' program sandboxes: C's and C++'s are the same sandbox (the driver's exec, the
  * program's file coming with the call), so they share one pool, as large as their sizes together. */
-static int add_programs(fb_pool *p, const fb_lang_driver *lang, unsigned size, fb_error *err)
+static int add_programs(fb_pool *p, const fb_lang_driver *lang, const fb_environment *env, unsigned size,
+                        fb_error *err)
 {
     for (size_t l = 0; l < p->nlangs; l++) {
         pool_lang *pl = &p->langs[l];
-        if (pl->program && pl->lang->exec == lang->exec) {
+        if (pl->program && pl->lang->exec == lang->exec && pl->env == env) {
             pl->size = pl->size + size < FB_POOL_MAX_SIZE ? pl->size + size : FB_POOL_MAX_SIZE;
             return 0;
         }
     }
-    return add_pool(p, lang, true, size, err);
+    return add_pool(p, lang, env, true, size, err);
 }
 
 /* A language's pools: a compiled language's compilers wait for a source, and program sandboxes for a
  * program (from the compile cache or a compiler), as many of each. */
-static int add_lang(fb_pool *p, const char *name, unsigned size, fb_error *err)
+static int add_lang(fb_pool *p, const char *name, const fb_environment *env, unsigned size, fb_error *err)
 {
     const fb_lang_driver *lang = fb_lang_lookup(name);
     if (!lang)
@@ -455,11 +462,12 @@ static int add_lang(fb_pool *p, const char *name, unsigned size, fb_error *err)
         return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "warm: %s: a pool holds 1 to %d sandboxes, not %u", name,
                             FB_POOL_MAX_SIZE, size);
     for (size_t l = 0; l < p->nlangs; l++)
-        if (p->langs[l].lang == lang)
-            return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "warm: %s is given twice", lang->name);
-    if (add_pool(p, lang, false, size, err) < 0)
+        if (p->langs[l].lang == lang && p->langs[l].env == env && !p->langs[l].program)
+            return fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, "warm: %s%s%s is given twice", lang->name,
+                                env ? "@" : "", env ? env->name : "");
+    if (add_pool(p, lang, env, false, size, err) < 0)
         return -1;
-    return lang->compiler ? add_programs(p, lang, size, err) : 0;
+    return lang->compiler ? add_programs(p, lang, env, size, err) : 0;
 }
 
 int fb_pool_start(const fb_pool_config *cfg, fb_pool **out, fb_error *err)
@@ -476,7 +484,7 @@ int fb_pool_start(const fb_pool_config *cfg, fb_pool **out, fb_error *err)
     cpu_set_t set;
     p->cpus = sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 ? (unsigned)CPU_COUNT(&set) : 1;
     for (size_t i = 0; i < cfg->nlangs && i < FB_POOL_MAX_LANGS; i++)
-        if (add_lang(p, cfg->langs[i], cfg->sizes[i], err) < 0) {
+        if (add_lang(p, cfg->langs[i], cfg->envs[i], cfg->sizes[i], err) < 0) {
             fb_pool_stop(p);
             return -1;
         }

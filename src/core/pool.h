@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "request/environments.h"
 #include "sandbox/sandbox.h"
 #include "util/error.h"
 
@@ -21,6 +22,8 @@ typedef struct fb_pool fb_pool;
 typedef struct fb_pool_config {
     const char *langs[FB_POOL_MAX_LANGS]; /* canonical language names (lang/lang.c) */
     unsigned sizes[FB_POOL_MAX_LANGS];    /* 1..FB_POOL_MAX_SIZE each */
+    const fb_environment *envs[FB_POOL_MAX_LANGS]; /* the named environment each pool's sandboxes are built in
+                                                      (`--warm python@py313=2`), NULL: the host's */
     size_t nlangs;
     uint64_t max_memory_bytes;            /* no new sandbox while the idle ones hold this much */
 } fb_pool_config;
@@ -31,12 +34,13 @@ int fb_pool_start(const fb_pool_config *cfg, fb_pool **out, fb_error *err);
 /* A prepared sandbox that runs spec exactly as fb_sandbox_run would build it (same program, environment,
  * files, workdir, limits set at creation; no mounts, proxy, exec rights), or NULL (run it cold). The
  * caller runs it once and hands it to fb_pool_spent. Thread-safe. */
-fb_sandbox *fb_pool_take(fb_pool *p, const fb_sandbox_spec *spec);
+fb_sandbox *fb_pool_take(fb_pool *p, const fb_environment *env, const fb_sandbox_spec *spec);
 /* Runs spec in a prepared sandbox of p when one was built exactly as spec would be (it serves this call only:
  * spent, the pool destroys it), else in a new one (fb_sandbox_run; also when p is NULL, or when the prepared
  * one could not take the call). result_complete: fb_sandbox_call's (NULL: wait for every process). */
-int fb_pool_run(fb_pool *p, const fb_sandbox_spec *spec, bool (*result_complete)(const char *data, size_t len),
-                fb_sandbox_outcome *out, fb_error *err);
+/* env: the run's named environment (NULL: the host's); only a pool built in it fits. */
+int fb_pool_run(fb_pool *p, const fb_environment *env, const fb_sandbox_spec *spec,
+                bool (*result_complete)(const char *data, size_t len), fb_sandbox_outcome *out, fb_error *err);
 /* A call through the engine starts and ends (warm or cold): while as many run as there are CPUs, nothing is
  * built ahead (next_to_build). NULL is a no-op. */
 void fb_pool_call_begin(fb_pool *p);

@@ -173,7 +173,7 @@ static int configure(fnbox_session *s, fb_error *err)
         .nfiles = FB_COMMAND_STREAM_FILES,
     };
     fb_launch_limits_of(FB_MAX_TIMEOUT_S, &s->opt.limits, &s->spec.limits);
-    return 0;
+    return fb_launch_apply_environment(s->opt.environment, &s->spec, err);
 }
 
 /* The files stage as a call's (core/call_files): the options' files under a mount placed in its view (what

@@ -23,7 +23,8 @@
 #define ONE_SHOT_DIR "/.fnbox/" /* where the drivers place the harness's files */
 #define MAX_OWNED (FB_LANG_MAX_ARGV + FB_LANG_MAX_ENV)
 
-static const char *const k_session_owned[] = {"files", "mount", "permissions", "limits", "workdir"};
+static const char *const k_session_owned[] = {"files", "mount", "permissions", "limits", "workdir",
+                                              "environment"};
 
 typedef struct call_state {
     fb_request req;
@@ -61,15 +62,17 @@ static int refuse_owned(const fb_request *req, fb_error *err)
     return 0;
 }
 
-static int plan(call_state *c, const fnbox_call_options *opts, fb_error *err)
+/* env: the session's named environment, which its calls run in (a request's own is refused). */
+static int plan(call_state *c, const fb_environment *env, const fnbox_call_options *opts, fb_error *err)
 {
+    c->req.environment = env;
     const fb_request *r = &c->req;
     fb_plan_input pin = {.lang = r->lang, .code = r->code, .code_len = r->code_len, .function_name = r->function_name,
                          .schema = r->schema, .args = r->args, .kwargs = r->kwargs};
     if (refuse_owned(r, err) < 0 || fb_plan_call(&pin, &c->plan, err) < 0)
         return -1;
-    if (r->lang->compiler && fb_compile(r->lang, r->code, r->code_len, c->plan.function_name, r->timeout_s,
-                                        opts->cancel_fd, NULL, &c->prog, err) < 0)
+    if (r->lang->compiler && fb_compile(r->lang, env, r->code, r->code_len, c->plan.function_name,
+                                        r->timeout_s, opts->cancel_fd, NULL, &c->prog, err) < 0)
         return -1;
     c->launch.stream = opts->output != NULL;
     return fb_launch_prepare(r, &c->plan, &c->prog, &c->launch, err);
@@ -142,7 +145,7 @@ static int call_in(fnbox_session *s, const char *request, size_t len, const fnbo
     call_state c = {0};
     fb_error err = {0};
     int code;
-    if (fb_request_parse(request, len, &c.req, &err) < 0 || plan(&c, opts, &err) < 0 || place(s, &c, &err) < 0) {
+    if (fb_request_parse(request, len, &c.req, &err) < 0 || plan(&c, s->opt.environment, opts, &err) < 0 || place(s, &c, &err) < 0) {
         code = fb_result_fail(&err, fb_result_code_of(&err), fb_session_clock_ms(CLOCK_MONOTONIC) - t0,
                               c.plan.signature_source, result, result_len);
     } else if (run(s, &c, opts, &err) < 0 || judge(&c, &err) < 0) {

@@ -21,7 +21,7 @@
 #define ONE_SHOT_PROGRAM "/tmp/.fnbox_main"     /* where its compile step puts the program */
 
 /* The fields an execute request has that a session owns. */
-static const char *const k_session_owned[] = {"files", "mount", "limits", "permissions"};
+static const char *const k_session_owned[] = {"files", "mount", "limits", "permissions", "environment"};
 
 typedef struct exec_state {
     fb_command cmd;
@@ -75,6 +75,8 @@ static int decode(fnbox_session *s, const char *request, size_t len, exec_state 
         return -1;
     }
     e->cmd.root = root;
+    e->cmd.environment = s->opt.environment; /* the session's sandbox's (a command's own is refused above):
+                                                its interpreters are found there */
     json_t *cwd = json_object_get(root, "cwd");
     if (!json_is_string(cwd))
         return 0;

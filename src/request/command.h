@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "fs/mount.h"
+#include "request/environments.h"
 #include "request/permissions.h"
 #include "request/request.h"
 #include "util/error.h"
@@ -39,6 +40,8 @@ typedef struct fb_command {
     fb_call_limits limits;        /* `limits`, as a call's, defaults filled in */
     fb_permissions permissions;   /* `permissions`, as a call's, but childProcess defaults to allowed: a
                                      command is a shell (owned) */
+    const fb_environment *environment; /* `environment`: one of the process's set (borrowed), or NULL: the
+                                          host's system tree */
 } fb_command;
 
 /* Parses text (len bytes, need not be NUL-terminated): a JSON object {command | code + language |

@@ -4,9 +4,14 @@
  * session or an MCP configuration names one with "environment"; without it, the host's. Nothing runs here. */
 #ifndef FB_REQUEST_ENVIRONMENTS_H
 #define FB_REQUEST_ENVIRONMENTS_H
+#include <jansson.h>
 #include <stddef.h>
 
 #include "util/error.h"
+
+#define FB_ENV_MAX_FILE_BYTES 1048576          /* the environments file (1 MiB) */
+#define FB_ENV_MAX_COUNT 64                  /* environments in one file */
+#define FB_ENV_MAX_PATHS 32                  /* directories in one language's `paths` */
 
 /* The languages whose search path an environment extends, in the file's key order. */
 typedef enum fb_env_lang {
@@ -45,5 +50,18 @@ int fb_environments_parse(const char *text, size_t len, fb_environments *out, fb
 /* The environment called name, or NULL. */
 const fb_environment *fb_environments_find(const fb_environments *set, const char *name);
 void fb_environments_free(fb_environments *set);
+
+/* The process's set: the operator's file, given once at start (fnbox_environments_load, include/fnbox.h)
+ * before any call, and read by every request decoder from then on. set_current takes *set (emptied) and
+ * frees the set it replaces, so it must not run while a request holds one of its environments. */
+void fb_environments_set_current(fb_environments *set);
+const fb_environments *fb_environments_current(void);
+/* A request's, a session's or an MCP configuration's `environment` (field: its JSON path): absent or null
+ * is the host's (*out NULL); a string names one of the current set. Unknown: InvalidRequest
+ * `environment: unknown environment "x" (known: py313, datasci)` or `(none configured: fnbox serve
+ * --environments FILE)`. *out lives as long as the current set. */
+int fb_environment_decode(const json_t *v, const char *field, const fb_environment **out, fb_error *err);
+/* The file's key of a language ("python", ...) as an fb_env_lang, or FB_ENV_NLANGS. */
+const char *fb_env_lang_key(fb_env_lang l);
 
 #endif

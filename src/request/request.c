@@ -22,9 +22,10 @@
 static const char *const k_root_fields[] = {
     "language", "code", "functionName", "args", "kwargs", "schema", "files", "mount", "workdir",
     "resultOptions", "timeout", "options", "argsMode", "autoModeThreshold", "reporting", "permissions", "limits",
+    "environment",
 };
 static const char *const k_option_fields[] = {"files", "mount", "workdir", "reporting", "timeout", "permissions",
-                                              "limits"};
+                                              "limits", "environment"};
 static const char *const k_reporting_fields[] = {"includeChanges", "includeContents", "includeDenied"};
 
 static bool in_list(const char *key, const char *const *list, size_t n)
@@ -397,6 +398,18 @@ static int parse_schema(json_t *root, fb_request *r, fb_error *err)
     return 0;
 }
 
+/* `environment` (at the root or in options, as the other run settings): the named environment. */
+static int parse_environment(json_t *root, fb_request *r, fb_error *err)
+{
+    int rc;
+    json_t *options = json_object_get(root, "options");
+    json_t *v = root_or_option(root, json_is_object(options) ? options : NULL, "environment", err, &rc);
+    if (rc < 0)
+        return rc;
+    return fb_environment_decode(v, json_object_get(root, "environment") ? "environment" : "options.environment",
+                                 &r->environment, err);
+}
+
 /* The document, with args and kwargs left out as their text when the whole request is valid JSON
  * (request/args_text.h: *sp says where they are); else all of it, by jansson, which words a rejection. */
 static int load_root(const char *text, size_t len, fb_request *out, fb_args_spans *sp, fb_error *err)
@@ -445,7 +458,8 @@ int fb_request_parse(const char *text, size_t len, fb_request *out, fb_error *er
     if (check_known(out->root, "", k_root_fields, sizeof k_root_fields / sizeof *k_root_fields, err) < 0 ||
         parse_language_code(out->root, out, err) < 0 || args_from_text(out, &sp, err) < 0 ||
         (!out->args && parse_args(out->root, out, err) < 0) ||
-        parse_options(out->root, out, err) < 0 || parse_schema(out->root, out, err) < 0)
+        parse_options(out->root, out, err) < 0 || parse_schema(out->root, out, err) < 0 ||
+        parse_environment(out->root, out, err) < 0)
         goto fail;
     /* The seed's transport hints (how its WASM runner passes arguments: stdin or a file, and the size where
      * auto mode switches). fnbox has one channel with no size wall: accepted for seed code, and ignored. */

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "request/environments.h"
 #include "request/permissions.h"
 #include "fs/mount.h"
 #include "lang/lang.h"
@@ -39,6 +40,8 @@ typedef struct fb_request {
     fb_mount_config *mount;       /* decoded `mount` (owned) or NULL */
     fb_permissions permissions;   /* decoded `permissions` (owned); commands resolved */
     fb_call_limits limits;
+    const fb_environment *environment; /* `environment`: one of the process's set (borrowed), or NULL: the
+                                        host's system tree */
 } fb_request;
 
 /* Parses text (len bytes, need not be NUL-terminated), which must outlive *out: large arguments stay in it

@@ -50,6 +50,9 @@ export interface ExecutorOptions {
   binary?: string;
   /** Local mode: the directory fnbox runs in, against which relative mount paths resolve (default: `process.cwd()` at each call). */
   cwd?: string;
+  /** Local mode: the named environments file requests may choose from with `environment`
+   * (`fnbox call --environments FILE`; default: `FNBOX_ENVIRONMENTS`, else none). */
+  environments?: string;
   /** Remote mode: a `fnbox serve`, `http://host:port` or `unix:/path/to.sock`. */
   baseUrl?: string;
   /** Remote mode: a bearer token from the server's `--token-file`. */
@@ -147,7 +150,7 @@ export class SandboxExecutor extends SeedEventEmitter {
       this.#transport = new RemoteTransport(options.baseUrl, options.token);
     } else {
       this.mode = 'local';
-      this.#transport = new LocalTransport(options.binary, options.cwd);
+      this.#transport = new LocalTransport(options.binary, options.cwd, options.environments);
     }
   }
 

@@ -42,12 +42,14 @@ export class PrivateServer {
   #exitCode: number | null = null;
   #running = true;
 
-  private constructor(binary: string, dir: string) {
+  private constructor(binary: string, dir: string, environments?: string) {
     this.#dir = dir;
     removeAtExit(dir);
     const socket = join(dir, 'fnbox.sock');
     /* --warm none: it runs sessions, which pre-started sandboxes do not serve */
-    this.#child = spawn(binary, ['serve', '--listen', `unix:${socket}`, '--die-with-parent', '--warm', 'none'], {
+    const args = ['serve', '--listen', `unix:${socket}`, '--die-with-parent', '--warm', 'none'];
+    if (environments !== undefined) args.push(`--environments=${environments}`);
+    this.#child = spawn(binary, args, {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     /* The log must be read or the server blocks on a full pipe; only its end is kept, for errors. */
@@ -73,9 +75,10 @@ export class PrivateServer {
   }
 
   /** Starts `binary serve` and resolves once it answers `/v1/health`. */
-  static async start(binary: string): Promise<PrivateServer> {
+  /** environments: `--environments FILE` (default: the server reads `FNBOX_ENVIRONMENTS`). */
+  static async start(binary: string, environments?: string): Promise<PrivateServer> {
     const dir = mkdtempSync(join(tmpdir(), 'fnbox-client-'));
-    const server = new PrivateServer(binary, dir);
+    const server = new PrivateServer(binary, dir, environments);
     const deadline = Date.now() + READY_TIMEOUT_MS;
     for (;;) {
       if (!server.#running) {

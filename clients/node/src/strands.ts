@@ -69,6 +69,9 @@ export interface FnboxSessionOptions {
   maxLifetime?: number;
   /** Host directories served for the session's life (see fnbox's README, Files and mounts). */
   mount?: unknown;
+  /** The server's named environment the session's sandbox is built in (its commands, code and kernels);
+   * without it, the host's. */
+  environment?: string;
   [option: string]: unknown;
 }
 
@@ -85,6 +88,9 @@ export interface FnboxSandboxOptions {
   session?: string;
   /** Options of the session opened at first use (ignored with `session`). */
   sessionOptions?: FnboxSessionOptions;
+  /** Local mode: the named environments file (`fnbox serve --environments FILE`; default:
+   * `FNBOX_ENVIRONMENTS`) that `sessionOptions.environment` names one of. */
+  environments?: string;
 }
 
 /** Options of `FnboxSandbox.runCode`. */
@@ -281,7 +287,7 @@ export class FnboxSandbox extends Sandbox {
     if (this.#remote) {
       http = this.#remote;
     } else {
-      server = await PrivateServer.start(resolveBinary(this.#options.binary));
+      server = await PrivateServer.start(resolveBinary(this.#options.binary), this.#options.environments);
       http = server.http;
     }
     try {

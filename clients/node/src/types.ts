@@ -151,6 +151,8 @@ export interface InvokeOptions {
   reporting?: ReportingOptions;
   permissions?: unknown;
   limits?: Record<string, number>;
+  /** fnbox: a named environment of the server's (`--environments FILE`); without it, the host's. */
+  environment?: string;
   [key: string]: unknown;
 }
 
@@ -184,6 +186,9 @@ export interface FunctionCallRequest {
   permissions?: unknown;
   /** fnbox: per-call limits (README "Limits"). */
   limits?: Record<string, number>;
+  /** fnbox: the named environment to run in (the server's or `environments` file's `--environments`);
+   * without it, the host's. An unknown name is an `InvalidRequest` naming `environment`. */
+  environment?: string;
   [key: string]: unknown;
 }
 

@@ -32,13 +32,14 @@ export function run(cmd, argv, options = {}) {
 /**
  * Starts `fnbox serve` (the binary fnbox) on 127.0.0.1, port 0, in cwd, with a fresh token written to
  * dir/tokens, and waits for its `listening` line. --warm none: tests count the server's processes, which a
- * warm pool's sandboxes would add to. Resolves to {child, exited, token, baseUrl}.
+ * warm pool's sandboxes would add to. extraArgs: more options (`--environments FILE`). Resolves to {child,
+ * exited, token, baseUrl}.
  */
-export async function startServer(fnbox, dir, cwd = dir) {
+export async function startServer(fnbox, dir, cwd = dir, extraArgs = []) {
   const token = randomBytes(24).toString('hex');
   const tokenFile = path.join(dir, 'tokens');
   fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-  const child = spawn(fnbox, ['serve', '--listen', '127.0.0.1:0', '--token-file', tokenFile, '--warm', 'none'], {
+  const child = spawn(fnbox, ['serve', '--listen', '127.0.0.1:0', '--token-file', tokenFile, '--warm', 'none', ...extraArgs], {
     cwd,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

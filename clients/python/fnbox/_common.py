@@ -421,8 +421,11 @@ def call_body(code: str, *, language: str, function_name: Optional[str], args: A
 
 
 def session_body(*, workdir: Optional[str], files: Any, env: Optional[Mapping[str, str]], permissions: Any,
-                 limits: Any, mount: Any, idle_timeout: Optional[float], max_lifetime: Optional[float]) -> Json:
+                 limits: Any, mount: Any, idle_timeout: Optional[float], max_lifetime: Optional[float],
+                 environment: Optional[str] = None) -> Json:
     body: Json = {}
+    if environment is not None:
+        body["environment"] = environment
     env = check_env(env, "env")
     if workdir is not None:
         body["workdir"] = workdir

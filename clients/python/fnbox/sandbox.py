@@ -82,7 +82,9 @@ class Sandbox:
     :meth:`close`. ``timeout`` is the default timeout in seconds of every command, code run and call
     (the server's default is 30 s). The other keywords are the session's options: ``workdir``,
     ``files``, ``env`` (added to ``permissions.env``), ``permissions``, ``limits``, ``mount``,
-    ``idle_timeout``, ``max_lifetime``.
+    ``idle_timeout``, ``max_lifetime``, ``environment`` (one of the server's named environments,
+    ``fnbox serve --environments FILE``, which a private server reads from ``$FNBOX_ENVIRONMENTS``;
+    its commands, code, calls and kernels run there).
     """
 
     def __init__(self, base_url: Optional[str] = None, token: Optional[str] = None,
@@ -90,10 +92,12 @@ class Sandbox:
                  workdir: Optional[str] = None, files: Optional[Mapping[str, Any]] = None,
                  env: Optional[Mapping[str, str]] = None, permissions: Any = None,
                  limits: Optional[Mapping[str, Any]] = None, mount: Optional[Mapping[str, Any]] = None,
-                 idle_timeout: Optional[float] = None, max_lifetime: Optional[float] = None) -> None:
+                 idle_timeout: Optional[float] = None, max_lifetime: Optional[float] = None,
+                 environment: Optional[str] = None) -> None:
         self.timeout = check_timeout(timeout)
         body = session_body(workdir=workdir, files=files, env=env, permissions=permissions, limits=limits,
-                            mount=mount, idle_timeout=idle_timeout, max_lifetime=max_lifetime)
+                            mount=mount, idle_timeout=idle_timeout, max_lifetime=max_lifetime,
+                                  environment=environment)
         self._state = state = _State()
         self._finalizer = weakref.finalize(self, close_state, state)
         try:

@@ -28,12 +28,35 @@ static json_t *available_languages(void)
     return names;
 }
 
+/* The named environments (fnbox_environments) as the health check tells them: each one's name and the
+ * languages with the versions found in it; not its host paths. */
+static json_t *environments(void)
+{
+    char *text = NULL;
+    if (fnbox_environments(&text, NULL) < 0)
+        return NULL;
+    json_t *all = json_loads(text, 0, NULL);
+    fnbox_free(text);
+    json_t *out = all ? json_array() : NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach(all, i, e) {
+        if (out && json_array_append_new(out, json_pack("{s:O, s:O}", "name", json_object_get(e, "name"), "languages",
+                                                        json_object_get(e, "languages"))) < 0) {
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    json_decref(all);
+    return out;
+}
+
 fb_http_reply fb_http_handle_health(fb_http_exchange *x)
 {
     /* Draining: 503 so that a load balancer stops sending requests here. */
     bool draining = atomic_load(&x->srv->draining);
-    json_t *doc = json_pack("{s:s, s:s, s:o}", "status", draining ? "draining" : "ok", "version", fnbox_version(),
-                            "languages", available_languages());
+    json_t *doc = json_pack("{s:s, s:s, s:o, s:o}", "status", draining ? "draining" : "ok", "version", fnbox_version(),
+                            "languages", available_languages(), "environments", environments());
     char *stats = NULL; /* the warm pools' counts (fnbox_engine_stats), when the server has them */
     if (doc && x->srv->engine && fnbox_engine_stats(x->srv->engine, &stats, NULL) == 0) {
         json_t *pools = json_loads(stats, 0, NULL);

@@ -9,7 +9,9 @@
  * (the execute request's `main`), as Piston runs it; args are the program's. A bad request is 400 {"message": "..."} with Piston's own texts;
  * every outcome of the program is 200. version: "*", the exact version, or a prefix at a dot ("3",
  * "3.11"); Piston's other semver ranges are not read. Compile and run share one sandbox and one deadline
- * (compile_timeout + run_timeout for compiled languages) and one memory limit (the larger). */
+ * (compile_timeout + run_timeout for compiled languages) and one memory limit (the larger).
+ * The named environments (fnbox_environments) add their languages' versions to the runtimes, and a version
+ * only an environment has runs there ("environment" in the execute request); the host's comes first. */
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -56,19 +58,42 @@ static fb_http_reply message_reply(unsigned status, const char *text)
     return body ? fb_http_reply_json(status, body, strlen(body), free, false) : (fb_http_reply){0, NULL, 0};
 }
 
-/* The version fnbox_execute_languages found for the fnbox language, or NULL (not installed). */
-static const char *installed_version(json_t *langs, const char *name)
+/* An environment's language under fnbox_execute's name. */
+static const char *execute_name(const char *env_lang)
 {
-    size_t i;
-    json_t *l;
-    json_array_foreach(langs, i, l) {
-        if (strcmp(json_string_value(json_object_get(l, "name")), name) == 0 &&
-            json_is_string(json_object_get(l, "runtime")))
-            return json_string_value(json_object_get(l, "version"));
-    }
+    static const char *const names[][2] = {{"python", "python3"}, {"javascript", "node"}, {"ruby", "ruby"},
+                                           {"php", "php"}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(names[i][0], env_lang) == 0)
+            return names[i][1];
     return NULL;
 }
 
+/* Appends each environment's languages to langs as {name, version, runtime: "environment", environment}. */
+static int add_environments(json_t *langs)
+{
+    char *text = NULL;
+    if (fnbox_environments(&text, NULL) < 0)
+        return -1;
+    json_t *envs = json_loads(text, 0, NULL);
+    fnbox_free(text);
+    size_t i, j;
+    json_t *e, *l;
+    int rc = envs ? 0 : -1;
+    json_array_foreach(envs, i, e) {
+        json_array_foreach(json_object_get(e, "languages"), j, l) {
+            const char *name = execute_name(json_string_value(json_object_get(l, "name")));
+            if (name && rc == 0)
+                rc = json_array_append_new(langs, json_pack("{s:s, s:O, s:s, s:O}", "name", name, "version",
+                                                            json_object_get(l, "version"), "runtime", "environment",
+                                                            "environment", json_object_get(e, "name")));
+        }
+    }
+    json_decref(envs);
+    return rc;
+}
+
+/* The host's languages (fnbox_execute_languages), then the environments'. */
 static json_t *installed_languages(void)
 {
     char *text = NULL;
@@ -76,7 +101,24 @@ static json_t *installed_languages(void)
         return NULL;
     json_t *v = json_loads(text, 0, NULL);
     fnbox_free(text);
+    if (v && add_environments(v) < 0) {
+        json_decref(v);
+        v = NULL;
+    }
     return v;
+}
+
+/* Whether list already holds a runtime of language at version (an environment with the host's version). */
+static bool listed_runtime(json_t *list, const char *language, const char *version)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(list, i, r) {
+        if (strcmp(json_string_value(json_object_get(r, "language")), language) == 0 &&
+            strcmp(json_string_value(json_object_get(r, "version")), version) == 0)
+            return true;
+    }
+    return false;
 }
 
 static json_t *runtime_json(const piston_lang *p, const char *version)
@@ -96,9 +138,15 @@ fb_http_reply fb_http_handle_piston_runtimes(fb_http_exchange *x)
     json_t *langs = installed_languages();
     json_t *list = json_array();
     for (size_t i = 0; langs && list && i < NLANGS; i++) {
-        const char *version = installed_version(langs, k_langs[i].fnbox);
-        if (version)
-            json_array_append_new(list, runtime_json(&k_langs[i], version));
+        size_t j;
+        json_t *l;
+        json_array_foreach(langs, j, l) {
+            const char *version = json_string_value(json_object_get(l, "version"));
+            if (strcmp(json_string_value(json_object_get(l, "name")), k_langs[i].fnbox) == 0 &&
+                json_is_string(json_object_get(l, "runtime")) && version &&
+                !listed_runtime(list, k_langs[i].language, version))
+                json_array_append_new(list, runtime_json(&k_langs[i], version));
+        }
     }
     json_decref(langs);
     char *body = list ? json_dumps(list, JSON_COMPACT) : NULL;
@@ -119,17 +167,27 @@ static bool version_matches(const char *want, const char *have)
            (n > 0 && strncmp(want, have, n) == 0 && have[n] == '.');
 }
 
-static const piston_lang *find_lang(const char *language, const char *version, json_t *langs, const char **have)
+/* The language and the first runtime of it (the host's, then each environment's) whose version matches:
+ * *have its version, *env the environment it is in (NULL: the host's). */
+static const piston_lang *find_lang(const char *language, const char *version, json_t *langs, const char **have,
+                                    const char **env)
 {
     for (size_t i = 0; i < NLANGS; i++) {
         const piston_lang *p = &k_langs[i];
         bool named = strcmp(p->language, language) == 0;
         for (const char *const *a = p->aliases; !named && *a; a++)
             named = strcmp(*a, language) == 0;
-        *have = named ? installed_version(langs, p->fnbox) : NULL;
-        if (*have && version_matches(version, *have))
-            return p;
+        size_t j;
+        json_t *l;
+        json_array_foreach(langs, j, l) {
+            *have = json_string_value(json_object_get(l, "version"));
+            *env = json_string_value(json_object_get(l, "environment"));
+            if (named && strcmp(json_string_value(json_object_get(l, "name")), p->fnbox) == 0 &&
+                json_is_string(json_object_get(l, "runtime")) && *have && version_matches(version, *have))
+                return p;
+        }
     }
+    *have = *env = NULL;
     return NULL;
 }
 
@@ -324,12 +382,13 @@ static json_t *execute_request(json_t *body, json_t *langs, const piston_lang **
         return NULL;
     const char *language = json_string_value(json_object_get(body, "language"));
     const char *want = json_string_value(json_object_get(body, "version"));
-    *lang = find_lang(language, want, langs, version);
+    const char *env = NULL;
+    *lang = find_lang(language, want, langs, version, &env);
     if (!*lang) {
         snprintf(msg, cap, "%.100s-%.100s runtime is unknown", language, want);
         return NULL;
     }
-    json_t *req = json_pack("{s:s}", "language", (*lang)->fnbox);
+    json_t *req = json_pack("{s:s, s:s?}", "language", (*lang)->fnbox, "environment", env);
     if (req && (!split_files(json_object_get(body, "files"), req, msg, cap) || !copy_args(body, req, msg, cap) ||
                 !limits(body, *lang, req, msg, cap))) {
         json_decref(req);

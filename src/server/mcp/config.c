@@ -22,6 +22,8 @@ void fb_mcp_config_free(fb_mcp_config *c)
 {
     free(c->session_options);
     c->session_options = NULL;
+    free(c->environment);
+    c->environment = NULL;
 }
 
 static int bad(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -87,11 +89,44 @@ static int session_field(json_t *root, fb_mcp_config *c, char *err, size_t cap)
         return bad(err, cap, "session: must be an object (fnbox_session_open's options)");
     json_t *net = json_object_get(json_object_get(v, "permissions"), "network");
     c->network = net && !json_is_null(net) && !json_is_false(net);
+    json_t *env = json_object_get(v, "environment");
+    if (env && !json_is_null(env) && !json_is_string(env))
+        return bad(err, cap, "session.environment: must be the name of an environment (a string)");
+    if (json_is_string(env) && !(c->environment = strdup(json_string_value(env))))
+        return bad(err, cap, "session: out of memory");
     c->session_options = fb_json_dumps(v, JSON_COMPACT);
     if (!c->session_options)
         return bad(err, cap, "session: out of memory");
     c->session_options_len = strlen(c->session_options);
     return 0;
+}
+
+int fb_mcp_config_check_environment(const fb_mcp_config *c, char *err, size_t cap)
+{
+    if (!c->environment)
+        return 0;
+    char *text = NULL;
+    if (fnbox_environments(&text, NULL) < 0)
+        return bad(err, cap, "session.environment: out of memory");
+    json_t *list = json_loads(text, 0, NULL);
+    fnbox_free(text);
+    char known[1024] = "";
+    size_t at = 0, i;
+    json_t *e;
+    bool found = false;
+    json_array_foreach(list, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        found = found || (name && strcmp(name, c->environment) == 0);
+        if (name && at < sizeof known)
+            at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", i ? ", " : "", name);
+    }
+    json_decref(list);
+    if (found)
+        return 0;
+    if (!at)
+        return bad(err, cap, "session.environment: unknown environment \"%.64s\" (none configured: --environments FILE)",
+                   c->environment);
+    return bad(err, cap, "session.environment: unknown environment \"%.64s\" (known: %s)", c->environment, known);
 }
 
 int fb_mcp_config_parse(const char *text, size_t len, fb_mcp_config *c, char *err, size_t cap)

@@ -23,6 +23,8 @@ typedef struct fb_mcp_config {
     char *session_options;  /* JSON text for fnbox_session_open (owned; NULL: the defaults) */
     size_t session_options_len;
     bool network;           /* the session's permissions allow some network (openWorldHint) */
+    char *environment;      /* session.environment: the named environment of the session and of run_code's
+                               and call_function's sandboxes (owned; NULL: the host's) */
     unsigned disabled;      /* bit i: the i-th tool of tools.c's table is off */
     size_t output_bytes;    /* per stream sent to the model; head and tail kept */
     size_t read_bytes;
@@ -35,6 +37,9 @@ void fb_mcp_config_init(fb_mcp_config *c);
  * with a message naming the field in err (err_cap bytes). */
 int fb_mcp_config_parse(const char *text, size_t len, fb_mcp_config *c, char *err, size_t err_cap);
 void fb_mcp_config_free(fb_mcp_config *c);
+/* session.environment against the environments loaded (fnbox_environments_load, which may come after the
+ * configuration on the command line): 0, or -1 with "session.environment: unknown environment ..." in err. */
+int fb_mcp_config_check_environment(const fb_mcp_config *c, char *err, size_t err_cap);
 
 typedef struct fb_mcp_server fb_mcp_server;
 /* Where the messages a client's message causes go: its answer (final: true) and, before it, the progress

@@ -35,7 +35,7 @@ typedef struct run {
 } run;
 
 struct fb_mcp_server {
-    fb_mcp_config cfg;      /* copy; session_options owned */
+    fb_mcp_config cfg;      /* copy; session_options and environment owned */
     fnbox_engine *engine;   /* borrowed: the transport's owner closes it after freeing this server */
     fb_mcp_sink sink;       /* what no message caused */
     pthread_mutex_t send_mu; /* one message at a time on the wire */
@@ -432,7 +432,10 @@ fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, fnbox_engine *engine,
         return NULL;
     srv->cfg = *cfg;
     srv->cfg.session_options = cfg->session_options ? strndup(cfg->session_options, cfg->session_options_len) : NULL;
-    if (cfg->session_options && !srv->cfg.session_options) {
+    srv->cfg.environment = cfg->environment ? strdup(cfg->environment) : NULL;
+    if ((cfg->session_options && !srv->cfg.session_options) || (cfg->environment && !srv->cfg.environment)) {
+        free(srv->cfg.session_options);
+        free(srv->cfg.environment);
         free(srv);
         return NULL;
     }
@@ -485,5 +488,6 @@ void fb_mcp_server_free(fb_mcp_server *srv)
     pthread_mutex_destroy(&srv->mu);
     pthread_mutex_destroy(&srv->send_mu);
     free(srv->cfg.session_options);
+    free(srv->cfg.environment);
     free(srv);
 }

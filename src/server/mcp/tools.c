@@ -345,6 +345,8 @@ static json_t *run_code(const fb_mcp_call *c, json_t *args)
     json_t *in = json_object_get(args, "stdin");
     if (req && json_is_string(in))
         json_object_set(req, "stdin", in);
+    if (req && c->cfg->environment) /* the configuration's, as its session's */
+        json_object_set_new(req, "environment", json_string(c->cfg->environment));
     return run_request(c, "run_code", req, fnbox_execute, NULL, k_run_fields);
 }
 
@@ -364,7 +366,8 @@ static json_t *call_function(const fb_mcp_call *c, json_t *args)
     if (t < 0)
         return failed("Invalid arguments: 'timeout' must be a number of seconds above 0");
     json_t *req = json_deep_copy(args);
-    if (!req || json_object_set_new(req, "timeout", json_real(t)) < 0) {
+    if (!req || json_object_set_new(req, "timeout", json_real(t)) < 0 ||
+        (c->cfg->environment && json_object_set_new(req, "environment", json_string(c->cfg->environment)) < 0)) {
         json_decref(req);
         return NULL;
     }

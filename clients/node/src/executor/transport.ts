@@ -81,11 +81,13 @@ interface RunOutcome {
 export class LocalTransport implements Transport {
   readonly #binaryOption: string | undefined;
   readonly #cwd: string | undefined;
+  readonly #environments: string[];
   #binary: string | undefined;
 
-  constructor(binary: string | undefined, cwd: string | undefined) {
+  constructor(binary: string | undefined, cwd: string | undefined, environments?: string) {
     this.#binaryOption = binary;
     this.#cwd = cwd;
+    this.#environments = environments === undefined ? [] : [`--environments=${environments}`];
   }
 
   /** Found at first use, so creating an executor never throws (as the seed's does not). */
@@ -103,7 +105,7 @@ export class LocalTransport implements Transport {
     if (signal?.aborted) return Promise.reject(abortError());
     const binary = this.binary;
     return new Promise<RunOutcome>((resolve, reject) => {
-      const child = spawn(binary, args, {
+      const child = spawn(binary, args[0] === 'call' ? [...args, ...this.#environments] : args, {
         cwd: this.#cwd ?? process.cwd(),
         stdio: ['pipe', 'pipe', 'pipe'],
       });
