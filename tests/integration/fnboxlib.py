@@ -99,6 +99,16 @@ def weak_fnbox():
     return path
 
 
+def test_root(suite="trixie"):
+    """The tests' second Linux root (scripts/build-root.sh: a minimal Debian SUITE with python3 and nodejs,
+    which scripts/install-deps.sh builds once per machine); skips when it is absent (fails in CI)."""
+    out = subprocess.run([str(REPO / "scripts" / "build-root.sh"), "--path", suite], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    if not os.path.isfile(os.path.join(out, "usr", "bin", "python3")):
+        skip_unless_ci(f"no {suite} test root at {out} (scripts/build-root.sh {suite})")
+    return out
+
+
 def check_sanitizers(stderr):
     for marker in SANITIZER_MARKERS:
         if marker in stderr:
