@@ -68,7 +68,7 @@ const char *fb_lang_find_runtime(const fb_lang_driver *d)
 
 /* Whether path (absolute) names an executable regular file inside the tree at rootfd, resolved as the
  * sandbox will resolve it (its symlinks inside that root, never out of it). */
-static bool executable_in(int rootfd, const char *path)
+static bool executable_at(int rootfd, const char *path)
 {
     struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
     int fd = (int)syscall(SYS_openat2, rootfd, path + 1, &how, sizeof how);
@@ -88,8 +88,17 @@ const char *fb_lang_find_runtime_in(const fb_lang_driver *d, const char *root)
         return NULL;
     const char *found = NULL;
     for (const char *const *r = d->runtimes; *r && !found; r++)
-        if (executable_in(rootfd, *r))
+        if (executable_at(rootfd, *r))
             found = *r;
     close(rootfd);
     return found;
+}
+
+bool fb_lang_executable_in(const char *root, const char *path)
+{
+    int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    bool ok = rootfd >= 0 && executable_at(rootfd, path);
+    if (rootfd >= 0)
+        close(rootfd);
+    return ok;
 }
