@@ -173,8 +173,8 @@ static int open_sys(int sys, const char *path, int flags)
 {
     struct open_how how = {.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
                            .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-    if (fb_defence_disabled("sysroot-resolve")) /* test builds: the path as the host resolves it */
-        return open(path, flags | O_NOFOLLOW | O_CLOEXEC);
+    if (fb_defence_disabled("sysroot-resolve")) /* test builds: the root's symlinks followed as the host's */
+        return openat(sys, path + 1, flags | O_NOFOLLOW | O_CLOEXEC);
     return (int)syscall(SYS_openat2, sys, path + 1, &how, sizeof how);
 }
 

@@ -112,6 +112,34 @@ def test_root(suite="trixie"):
 test_root.__test__ = False  # a helper, not a test, in the modules that import it
 
 
+def environment(name="test", root=None, **paths):
+    """A named environment for one test: root (a directory) and LANG=[dirs] (python, javascript, ruby, php).
+    Returns what env_call/env_exec take."""
+    return {"name": name, "root": root, **paths}
+
+
+def _environment_env(envdef):
+    # TEMPORARY (until the `environment` field and --environments are wired): fnbox reads the environment
+    # of every call from FNBOX_TEST_ENVIRONMENT (src/core/environment.c fb_env_test_hook). Wired, this
+    # writes an environments file and the request names it; the tests call only env_call/env_exec.
+    parts = [f"name={envdef['name']}"]
+    if envdef.get("root"):
+        parts.append(f"root={envdef['root']}")
+    for lang in ("python", "javascript", "ruby", "php"):
+        if envdef.get(lang):
+            parts.append(f"{lang}={':'.join(str(d) for d in envdef[lang])}")
+    return {**os.environ, "FNBOX_TEST_ENVIRONMENT": ";".join(parts)}
+
+
+def env_call(request, envdef, argv=("call", "-"), exe=None, timeout=60):
+    """`fnbox call` (or argv, e.g. ("exec", "-")) of request in the environment envdef (environment())."""
+    return call(request, timeout=timeout, env=_environment_env(envdef), argv=argv, exe=exe)
+
+
+def env_exec(request, envdef, exe=None, timeout=60):
+    return env_call(request, envdef, argv=("exec", "-"), exe=exe, timeout=timeout)
+
+
 def check_sanitizers(stderr):
     for marker in SANITIZER_MARKERS:
         if marker in stderr:
