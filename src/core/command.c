@@ -339,7 +339,8 @@ static int code_program(fb_command_program *p, const fb_command *cmd, fb_error *
         /* php.paths: include_path has no variable; before Debian's default, over the root's */
         bool php_paths = strcmp(l->name, "php") == 0 && p->envl.env && p->envl.env->paths[FB_ENV_PHP].n;
         const char *head[] = {runtime, p->source, NULL};
-        const char *php_head[] = {runtime, "-d", "include_path=.:" FB_ENV_PHP_DIR ":/usr/share/php", p->source, NULL};
+        static const char k_php_include[] = "include_path=.:" FB_ENV_PHP_DIR ":/usr/share/php";
+        const char *php_head[] = {runtime, "-d", k_php_include, p->source, NULL};
         return make_argv(p, php_paths ? php_head : head, cmd, err);
     }
     if (!p->exec_any)

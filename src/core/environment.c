@@ -60,6 +60,7 @@ const char *fb_env_runtime(const fb_environment *env, const fb_lang_driver *lang
 /* ---- TEMPORARY test-only hook (environment.h) ---- */
 
 static fb_environment g_hook_env;
+static char *g_hook_text; /* the variable's copy the environment points into, kept for the process's life */
 static const fb_environment *g_hook;
 static pthread_once_t g_hook_once = PTHREAD_ONCE_INIT;
 
@@ -78,7 +79,8 @@ static void hook_paths(fb_env_paths *p, char *list)
 static void hook_parse(void)
 {
     const char *spec = getenv("FNBOX_TEST_ENVIRONMENT");
-    char *text = spec && *spec ? strdup(spec) : NULL; /* kept for the process's life */
+    g_hook_text = spec && *spec ? strdup(spec) : NULL;
+    char *text = g_hook_text;
     if (!text)
         return;
     static const char *const k_langs[FB_ENV_NLANGS] = {"python", "javascript", "ruby", "php"};
