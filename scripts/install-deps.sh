@@ -68,6 +68,8 @@ npm_ci "$here/clients/node"
 npm_ci "$here/clients/node/test/strands-app"
 npm_ci "$here/clients/node/test/strands-app-119"
 # The tests' second Linux root (Debian trixie with python3 and nodejs, for named environments): built once per
-# machine into /var/cache/fnbox-test/roots (or $FNBOX_TEST_ROOTS); present, nothing to do.
-"$here/scripts/build-root.sh" trixie >/dev/null
+# machine into /var/cache/fnbox-test/roots (or $FNBOX_TEST_ROOTS), as root (mmdebstrap's root mode; the files
+# keep their packages' owners and modes); present, nothing to do.
+ROOT_SUDO=""; [[ $(id -u) -ne 0 ]] && ROOT_SUDO="sudo"
+$ROOT_SUDO env FNBOX_TEST_ROOTS="${FNBOX_TEST_ROOTS:-/var/cache/fnbox-test/roots}" "$here/scripts/build-root.sh" trixie >/dev/null
 echo "fnbox dependencies are installed"
