@@ -201,3 +201,21 @@ def test_kernels(where, trixie, packages, token_file):
                 assert res["status"] == "success" and res["result"] == 6, res
         finally:
             s.close()
+
+
+def test_compiled_languages_in_a_root(trixie):
+    """C and C++ compile with the root's compiler, in the root (its headers and libraries: the program runs
+    there), cached apart from the host's. The trixie root has no compiler; "/" as a root has the host's."""
+    for lang, code in (("c", "int f(void) { return 1; }"), ("cpp", "int f() { return 1; }")):
+        proc = run_cli(["call", "-"], input=json.dumps({"language": lang, "code": code}),
+                       env=_environment_env(environment("trixie", root=trixie)))
+        result, _ = parse_one_result(proc.stdout)
+        assert f"Language interpreter not found in environment trixie: {lang}" in result["error"]["message"], result
+    code = "int f(int a) { return a * 3 + %d; }" % (os.getpid() % 100000)  # a source no cache holds yet
+    slash = environment("slash", root="/")
+    host = env_call({"language": "c", "code": code, "args": [1]}, environment("host"))
+    assert host.result["meta"]["compile"] == "miss", describe(host)
+    first = env_call({"language": "c", "code": code, "args": [1]}, slash)
+    assert ok(first) == ok(host) and first.result["meta"]["compile"] == "miss", describe(first)  # a key of its own
+    again = env_call({"language": "c", "code": code, "args": [1]}, slash)
+    assert ok(again) == ok(host) and again.result["meta"]["compile"] == "hit", describe(again)
