@@ -5,7 +5,10 @@ sys.path, javascript.paths for require and import through /node_modules, ruby.pa
 php.paths on include_path) in calls, executes and session kernels."""
 import json
 import os
+import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -90,11 +93,14 @@ def test_languages_the_root_lacks(trixie):
 # ---- language paths ----
 
 @pytest.fixture(scope="module")
-def packages(tmp_path_factory):
+def packages():
     """Package directories as an operator would have them: two Python site-packages dirs (the first wins a
     name both have; one has a .pth line), two node_modules (a CommonJS and an ES module package), a Ruby
-    lib and a PHP include dir."""
-    base = tmp_path_factory.mktemp("pkgs")
+    lib and a PHP include dir. In a directory of its own (another pytest run on the machine may rotate
+    pytest's numbered ones away), readable by the sandbox's outer uid, under /tmp on purpose: fnbox opens
+    the layers before it assembles the sandbox's root on /tmp, which would hide them."""
+    base = Path(tempfile.mkdtemp(prefix="fnbox-env-packages-"))
+    os.chmod(base, 0o755)
     files = {
         "sp1/fixpkg/__init__.py": "VALUE = 42\nWHERE = 'sp1'\n",
         "sp1/fix.pth": "# a path line\nsub\n",
@@ -113,14 +119,13 @@ def packages(tmp_path_factory):
         p = base / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
-    for d in (base.parent.parent, base.parent):
-        os.chmod(d, 0o755)
     for dirpath, dirs, names in os.walk(base):
         os.chmod(dirpath, 0o755)
         for n in names:
             os.chmod(os.path.join(dirpath, n), 0o644)
-    return {"python": [str(base / "sp1"), str(base / "sp2")], "javascript": [str(base / "nm1"), str(base / "nm2")],
-            "ruby": [str(base / "rb")], "php": [str(base / "php")]}
+    yield {"python": [str(base / "sp1"), str(base / "sp2")], "javascript": [str(base / "nm1"), str(base / "nm2")],
+           "ruby": [str(base / "rb")], "php": [str(base / "php")]}
+    shutil.rmtree(base, ignore_errors=True)
 
 
 PY_PATHS = ("import fixpkg, fixextra, fixother\n"

@@ -48,12 +48,13 @@ def _replace(path):
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory):
+def hostile():
     if os.geteuid() != 0:
         pytest.skip("planting a setuid-root file and device nodes needs root")
-    base = tmp_path_factory.mktemp("hostile")
-    for d in (base.parent.parent, base.parent, base):  # the sandbox's outer uid (nobody) walks to the root
-        os.chmod(d, 0o755)
+    # A directory of its own, not pytest's numbered ones under /tmp: another pytest run on the machine may
+    # rotate those away while this one runs. 0755: the sandbox's outer uid (nobody) walks to the root.
+    base = Path(tempfile.mkdtemp(prefix="fnbox-hostile-root-", dir="/var/tmp"))
+    os.chmod(base, 0o755)
     root = str(base / "root")
     _hardlink_copy(test_root("trixie"), root)
     # host directories the root's symlinks point at: not under /tmp, where the sandbox's root is assembled
