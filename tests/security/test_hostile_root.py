@@ -41,10 +41,11 @@ def _hardlink_copy(src, dst):
 
 
 def _replace(path):
-    if os.path.islink(path) or os.path.isfile(path) or stat.S_ISBLK(os.lstat(path).st_mode if os.path.lexists(path) else 0):
-        os.unlink(path)
-    elif os.path.isdir(path):
+    """Removes the name path (a link, a file or a directory tree of the copy), never what it points to."""
+    if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
 
 
 @pytest.fixture(scope="module")
