@@ -190,6 +190,9 @@ def test_kernels(where, trixie, packages, token_file):
             version = res["result"][0]
             assert (version == [3, 13]) == (where == "trixie"), res
             assert res["result"][1:] == ["sp1", "from the .pth line"], res
+            # the session's code runs (an execute in its sandbox) see the same
+            res = s.code("import sys, fixpkg; print(sys.version_info[0:2] == (3, 13), fixpkg.WHERE)", "python")
+            assert res["stdout"] == f"{where == 'trixie'} sp1\n", res
             # a cell's promise is awaited for its value (a cell with a top-level await has none)
             res = s.kernel("import('fixesm').then(m => [process.version.split('.')[0], require('fixcjs').v, m.v])",
                            "javascript")
