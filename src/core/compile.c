@@ -6,7 +6,7 @@
  * placed at /.fnbox/runtime.o for the program's link. docs/internals/compile-cache.md. */
 #include "core/compile.h"
 
-#include "core/launch.h"
+#include "core/environment.h"
 #include "core/pool.h"
 
 #include <errno.h>
@@ -30,6 +30,7 @@ static const fb_cache_bounds k_cache_bounds = {
  * warm pools (NULL: none). */
 typedef struct build {
     const fb_lang_driver *lang;
+    const char *root;        /* the environment's root the compiler is in and runs in; NULL: the host's */
     const char *compiler;
     double timeout_s;
     int cancel_fd;
@@ -56,8 +57,8 @@ static const char *const k_compile_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin",
 /* The compiler's sandbox for one step: `sh -c script compiler` with the source on fd 4 (the scripts hand it
  * to the compiler's stdin, so the compiler starts and waits for it: nothing of the caller's runs before the
  * input), argv filled in (5 entries). */
-static void compile_spec(const char *compiler, const build_step *s, double timeout_s, const char **argv,
-                         fb_sandbox_spec *spec)
+static void compile_spec(const char *root, const char *compiler, const build_step *s, double timeout_s,
+                         const char **argv, fb_sandbox_spec *spec)
 {
     argv[0] = "/bin/sh";
     argv[1] = "-c";
@@ -76,6 +77,7 @@ static void compile_spec(const char *compiler, const build_step *s, double timeo
         .input_len = s->src_len,
         .cancel_fd = -1,
         .exec_any = true, /* gcc runs cc1, as, collect2 and ld */
+        .sysroot = root,  /* an environment's toolchain and headers, for a program that runs there */
         .inert_until_input = true,
         .limits = {
             .timeout_s = t,
@@ -97,10 +99,10 @@ static int compile_in_sandbox(const build *b, const build_step *s, fb_compiled *
 {
     const char *argv[5];
     fb_sandbox_spec spec;
-    compile_spec(b->compiler, s, b->timeout_s, argv, &spec);
+    compile_spec(b->root, b->compiler, s, b->timeout_s, argv, &spec);
     spec.cancel_fd = b->cancel_fd;
     fb_sandbox_outcome o = {0};
-    if (fb_launch_apply_environment(b->env, &spec, err) < 0 || fb_pool_run(b->pool, b->env, &spec, NULL, &o, err) < 0) {
+    if (fb_pool_run(b->pool, b->env, &spec, NULL, &o, err) < 0) {
         fb_sandbox_outcome_free(&o);
         return fb_wrap_error(err, "compiler sandbox");
     }
@@ -132,7 +134,7 @@ static int compile_in_sandbox(const build *b, const build_step *s, fb_compiled *
 static int step_key(const build *b, const build_step *s, char key[FB_CACHE_KEY_SIZE], fb_error *err)
 {
     fb_cache_key_input in = {.version = FNBOX_VERSION, .lang = b->lang->name, .script = s->script,
-                             .compiler = b->compiler, .salt = s->salt, .salt_len = s->salt_len, .src = s->src,
+                             .compiler = b->compiler, .root = b->root, .salt = s->salt, .salt_len = s->salt_len, .src = s->src,
                              .src_len = s->src_len};
     return fb_cache_key(&in, key, err);
 }
@@ -204,11 +206,15 @@ int fb_compile(const fb_lang_driver *lang, const fb_environment *env, const char
                fb_error *err)
 {
     *out = (fb_compiled){.cache = "off"};
-    build b = {.lang = lang, .compiler = fb_lang_find_runtime(lang), .timeout_s = timeout_s, .cancel_fd = cancel_fd,
+    build b = {.lang = lang, .root = env ? env->root : NULL, .timeout_s = timeout_s, .cancel_fd = cancel_fd,
                .pool = pool, .env = env};
-    if (!b.compiler)
+    if (env && env->root) {
+        if (!(b.compiler = fb_env_runtime(env, lang, err)))
+            return -1;
+    } else if (!(b.compiler = fb_lang_find_runtime(lang))) {
         return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s compiler found (looked for %s); run `fnbox doctor`",
                             lang->name, lang->runtimes[0]);
+    }
     char *src = NULL;
     size_t src_len = 0;
     if (lang->compiler->generate(code, code_len, function_name, &src, &src_len, err) < 0)
@@ -224,10 +230,14 @@ int fb_compile_template_make(const fb_lang_driver *lang, const fb_environment *e
                              fb_sandbox_spec *spec, fb_error *err)
 {
     memset(t, 0, sizeof *t);
-    build b = {.lang = lang, .compiler = fb_lang_find_runtime(lang), .cancel_fd = -1};
-    if (!b.compiler)
+    build b = {.lang = lang, .root = env ? env->root : NULL, .cancel_fd = -1, .env = env};
+    if (env && env->root) {
+        if (!(b.compiler = fb_env_runtime(env, lang, err)))
+            return -1;
+    } else if (!(b.compiler = fb_lang_find_runtime(lang))) {
         return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s compiler found (looked for %s); run `fnbox doctor`",
                             lang->name, lang->runtimes[0]);
+    }
     build_step prog = {.script = lang->compiler->script};
     if (lang->compiler->runtime_source) {
         fb_cache_open(&b.cache, &k_cache_bounds);
@@ -238,9 +248,9 @@ int fb_compile_template_make(const fb_lang_driver *lang, const fb_environment *e
         prog.files = &t->file;
         prog.nfiles = 1;
     }
-    compile_spec(b.compiler, &prog, FB_MAX_TIMEOUT_S, t->argv, spec);
+    compile_spec(b.root, b.compiler, &prog, FB_MAX_TIMEOUT_S, t->argv, spec);
     spec->limits.cpu_seconds = FB_MAX_CPU_SECONDS; /* the widest: each compile lowers it to its own */
-    return fb_launch_apply_environment(env, spec, err);
+    return 0;
 }
 
 void fb_compile_template_free(fb_compile_template *t)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "core/compile.h"
+#include "core/environment.h"
 #include "core/output.h"
 #include "core/pool.h"
 #include "request/limits.h"
@@ -32,6 +33,7 @@ typedef struct fb_launch {
     fb_output *output;                      /* NULL, or told the output as it arrives (borrowed) */
     bool stream;                            /* the caller takes the output as it arrives (fb_lang_call.stream):
                                                set before fb_launch_prepare */
+    fb_env_launch envl;                     /* the request's environment: system tree, layers, variables */
 } fb_launch;
 
 /* The request's limits (defaults filled in by request/request.c) as the sandbox takes them. */
@@ -55,13 +57,6 @@ void fb_launch_free(fb_launch *l);
  * or its compiler). */
 int fb_launch_template(const fb_lang_driver *lang, const fb_environment *env, fb_launch *l, fb_sandbox_spec *spec,
                        fb_error *err);
-
-/* The named environment's part of a sandbox (issue 30; the "envroot" work fills it in): env's root as the
- * system tree instead of the host's, and its languages' package directories on their search paths. Every
- * spec fnbox builds for a run passes here once, after the rest of it is set: a call's and an execute's
- * (fb_launch_attached), a compiler's (core/compile.c), a session's sandbox (core/session.c) and a warm
- * pool's template (fb_launch_template, fb_compile_template_make). env NULL: the host's, nothing changes. */
-int fb_launch_apply_environment(const fb_environment *env, fb_sandbox_spec *spec, fb_error *err);
 
 /* What every program fnbox runs shares (calls and execute requests, core/execute.c). */
 /* fnbox's minimal environment (PATH, HOME, TMPDIR, LANG, USER, LOGNAME), NULL-terminated. */

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <linux/openat2.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,8 +83,40 @@ static void key_add_str(sha256_ctx *c, const char *s)
     key_add(c, s, strlen(s));
 }
 
+static void key_add_file(sha256_ctx *c, const char *path);
+
+/* stat of path (absolute) in the tree at rootfd as the sandbox resolves it (its links inside it). */
+static int stat_in(int rootfd, const char *path, struct stat *st)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, rootfd, path + 1, &how, sizeof how);
+    int rc = fd >= 0 ? fstat(fd, st) : -1;
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
 /* Adds the identity of one file the artifact depends on: resolved path, inode, size, mtime ("absent" when
- * there is none: installing it later changes the key too). */
+ * there is none: installing it later changes the key too). In a root (rootfd >= 0): the path as given and
+ * the identity of the file it leads to there. */
+static void key_add_file_in(sha256_ctx *c, int rootfd, const char *path)
+{
+    char ident[PATH_MAX + 128];
+    struct stat st;
+    int n;
+    if (rootfd < 0) {
+        key_add_file(c, path);
+        return;
+    }
+    if (path && path[0] == '/' && stat_in(rootfd, path, &st) == 0)
+        n = snprintf(ident, sizeof ident, "root:%s|%llu|%llu|%lld|%lld.%09ld", path, (unsigned long long)st.st_dev,
+                     (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                     st.st_mtim.tv_nsec);
+    else
+        n = snprintf(ident, sizeof ident, "root:%s|absent", path ? path : "?");
+    key_add(c, ident, n > 0 && (size_t)n < sizeof ident ? (size_t)n : sizeof ident - 1);
+}
+
 static void key_add_file(sha256_ctx *c, const char *path)
 {
     char real[PATH_MAX], ident[PATH_MAX + 128];
@@ -98,12 +132,15 @@ static void key_add_file(sha256_ctx *c, const char *path)
 }
 
 /* What every program also depends on besides the compiler driver: the linkers the scripts pick from, and
- * jansson (header, the shared library, its version). */
-static void key_add_toolchain(sha256_ctx *c)
+ * jansson (header, the shared library, its version: fnbox's own, for the host's tree; in a root, the
+ * header). */
+static void key_add_toolchain(sha256_ctx *c, int rootfd)
 {
     static const char *const k_files[] = {"/usr/bin/ld", "/usr/bin/ld.gold", "/usr/include/jansson.h", NULL};
     for (const char *const *f = k_files; *f; f++)
-        key_add_file(c, *f);
+        key_add_file_in(c, rootfd, *f);
+    if (rootfd >= 0)
+        return; /* the root's jansson.h above: Debian's header and library come in one version */
     Dl_info info = {0};
     key_add_file(c, dladdr((void *)json_loads, &info) && info.dli_fname ? info.dli_fname : NULL);
     key_add_str(c, JANSSON_VERSION);
@@ -115,8 +152,15 @@ static void key_add_toolchain(sha256_ctx *c)
 int fb_cache_key(const fb_cache_key_input *in, char key[FB_CACHE_KEY_SIZE], fb_error *err)
 {
     struct stat st;
-    if (stat(in->compiler, &st) < 0)
-        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "compiler %s", in->compiler);
+    int rootfd = in->root ? open(in->root, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (in->root && rootfd < 0)
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, errno, "environment root %s", in->root);
+    if ((rootfd >= 0 ? stat_in(rootfd, in->compiler, &st) : stat(in->compiler, &st)) < 0) {
+        int e = errno;
+        if (rootfd >= 0)
+            close(rootfd);
+        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, e, "compiler %s", in->compiler);
+    }
     sha256_ctx c;
     unsigned char md[32];
     sha256_init(&c);
@@ -124,8 +168,11 @@ int fb_cache_key(const fb_cache_key_input *in, char key[FB_CACHE_KEY_SIZE], fb_e
     key_add_str(&c, in->version);
     key_add_str(&c, in->lang);
     key_add_str(&c, in->script);
-    key_add_file(&c, in->compiler);
-    key_add_toolchain(&c);
+    key_add_str(&c, in->root ? in->root : "");
+    key_add_file_in(&c, rootfd, in->compiler);
+    key_add_toolchain(&c, rootfd);
+    if (rootfd >= 0)
+        close(rootfd);
     key_add(&c, in->salt, in->salt_len);
     key_add(&c, in->src, in->src_len);
     sha256_digest(&c, SHA256_DIGEST_SIZE, md);

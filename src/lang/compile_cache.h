@@ -31,6 +31,8 @@ typedef struct fb_cache_key_input {
     const char *lang;        /* the driver's name */
     const char *script;      /* the compile script: flags, linker choice */
     const char *compiler;    /* the compiler driver's path (its file identity goes in) */
+    const char *root;        /* the system tree the toolchain's paths are in: an environment's root, or NULL
+                                for the host's (its files are then identified as the sandbox sees them) */
     const char *salt;        /* what else the output depends on (the runtime's source), salt_len bytes */
     size_t salt_len;
     const char *src;         /* the source compiled, src_len bytes */
