@@ -276,11 +276,6 @@ def trixie_root():
     return os.path.dirname(os.path.dirname(os.path.dirname(found[-1])))
 
 
-# TEMPORARY until the sandbox places a root (the envroot work): this build refuses to run in a root rather
-# than run the host's system tree; such a run is skipped, outside CI, with this said.
-NOT_PLACED = "cannot be placed in the sandbox by this build"
-
-
 def test_root_versions_are_listed_and_picked(tmp_path):
     root = trixie_root()
     path = write(tmp_path / "envs.json", {"environments": {"py313": {"root": root}}})
@@ -296,9 +291,5 @@ def test_root_versions_are_listed_and_picked(tmp_path):
         assert langs["python"] in pythons and len(pythons) == 2, runtimes  # the host's and the root's
         r = srv.request("POST", "/api/v2/execute", body={"language": "python", "version": "3.13", "files": [
             {"content": "import sys; print('%d.%d' % sys.version_info[:2])"}]})
-        if NOT_PLACED in r.body.decode():
-            # the version picked the environment (the request named it), which this build refuses to run in
-            assert "environment py313:" in r.json()["message"], r
-            skip_unless_ci("TEMPORARY: this build does not place a root in the sandbox yet (envroot)")
         assert r.status == 200 and r.json()["run"]["stdout"] == "3.13\n", r
         assert r.json()["version"] == langs["python"], r
