@@ -93,7 +93,7 @@ static int prepare(run_state *s, const fnbox_call_options *opts, fb_sandbox_limi
         fb_net_policy_from_patterns(c->permissions.network_all, c->permissions.network_allow,
                                     c->permissions.nnetwork, "permissions.network", &s->netpol, err) < 0 ||
         fb_request_files_decode(c->files, c->workdir, lim->workspace_bytes, &s->files, err) < 0 ||
-        fb_files_prepare(&s->ws, c->workdir, c->mount, &k_reporting, true, &s->files, lim, err) < 0)
+        fb_files_prepare(&s->ws, c->workdir, c->mount, &k_reporting, true, &s->files, true, lim, err) < 0)
         return -1;
     if (opts->fs) /* asked by the mount servers at each operation, and by sync for each change */
         fb_workspace_set_check(&s->ws, fb_host_fs_check, (void *)opts);

@@ -83,4 +83,15 @@
 #define FB_COMPILE_MEMORY_BYTES (1024ULL * FB_MiB) /* cc1plus on <iostream> alone takes ~100 MB */
 #define FB_COMPILE_TMP_BYTES (256ULL * FB_MiB)
 
+/* An environment's library caches (core/env_caches.c): what the builder may leave and take, what the key
+ * looks at */
+#define FB_ENV_CACHE_MAX_BYTES (32ULL * FB_MiB)     /* the builder's archive (and its /tmp) */
+#define FB_ENV_CACHE_MAX_FILES 256                 /* files in it */
+#define FB_ENV_CACHE_MAX_NAME 128                  /* one file's name */
+#define FB_ENV_CACHE_MAX_DIRS 4096                 /* font directories (and files) the key stats */
+#define FB_ENV_CACHE_MAX_DEPTH 8                   /* how deep under a font directory */
+#define FB_ENV_CACHE_MAX_FINGERPRINT (1ULL * FB_MiB) /* their identities as text */
+#define FB_ENV_CACHE_TIMEOUT_S 120.0               /* matplotlib scans every font: ~1 s here */
+#define FB_ENV_CACHE_MEMORY_BYTES (1024ULL * FB_MiB)
+
 #endif

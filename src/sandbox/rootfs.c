@@ -37,8 +37,10 @@ static const char *const k_sealed[] = {"/etc", "/.fnbox", "/dev"}; /* /proc: fb_
 static const char *const k_etc_copies[] = {
     "ld.so.cache", "localtime", "ssl/openssl.cnf", "python3/debian_config",
     "python3.11/sitecustomize.py", "python3.12/sitecustomize.py", "python3.13/sitecustomize.py",
+    "matplotlibrc", /* Debian's matplotlib reads its defaults here (issue 30; the "etc" rule reconciles) */
 };
-static const char *const k_etc_binds[] = {"alternatives", "php"}; /* php: php.ini and the extensions' conf.d */
+static const char *const k_etc_binds[] = {"alternatives", "php", "fonts"}; /* php: php.ini and the extensions' conf.d;
+                                                                          fonts: fontconfig's configuration */
 #define FB_COPY_MAX (1 << 20) /* larger /etc files are not copied */
 static const char *const k_dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
 
