@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/env_caches.h"
 #include "request/limits.h"
@@ -36,11 +35,9 @@ int fb_files_prepare(fb_workspace *ws, const char *workdir, const fb_mount_confi
     return rc;
 }
 
-int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files,
+int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files, bool env_caches,
                           const fb_sandbox_limits *lim, fb_error *err)
 {
-    /* Python's libraries are the ones with such caches (matplotlib, and fontconfig under it) */
-    bool env_caches = strcmp(req->lang->name, "python") == 0;
     return fb_files_prepare(ws, req->workdir, req->mount, &req->reporting, false, files, env_caches, lim, err);
 }
 

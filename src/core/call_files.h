@@ -11,8 +11,9 @@
 #include "sandbox/sandbox.h"
 
 /* fb_workspace_prepare for req: its workdir, mount and reporting options, its decoded files (borrowed:
- * they must outlive ws), the workspace limit of lim. */
-int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files,
+ * they must outlive ws), the environment's caches with env_caches (the language's: lang.h), the workspace
+ * limit of lim. */
+int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files, bool env_caches,
                           const fb_sandbox_limits *lim, fb_error *err);
 /* The same from its parts. mount_content: the mounts' changes keep their contents whatever rep says (an
  * execute request reports its scratch space by size, its mounts as a call does: fb_workspace_config).

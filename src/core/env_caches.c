@@ -20,12 +20,14 @@
 
 #define ARCHIVE_MAGIC "FNBOXENV1\n"
 
-/* The builder: import matplotlib's font manager (it writes its font list, and runs fc-list, which writes
+/* The builder: make fontconfig's system cache directory (it writes its caches to the first writable one),
+ * import matplotlib's font manager (it writes its font list to MPLCONFIGDIR, and runs fc-list, which writes
  * fontconfig's caches), run fc-list in case matplotlib is absent, then hand every file of the two cache
  * directories out on fd 3 as "<dir>/<name>\n<size>\n<bytes>" after the magic line. Nothing but the
  * environment's own files runs here. */
 static const char k_builder[] =
     "import os, shutil, subprocess\n"
+    "os.makedirs('" FB_ENV_CACHE_DIR "/fontconfig', exist_ok=True)\n"
     "try:\n"
     "    import matplotlib.font_manager\n"
     "except Exception:\n"
@@ -34,7 +36,7 @@ static const char k_builder[] =
     "    subprocess.run(['fc-list'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)\n"
     "out = bytearray(b'" "FNBOXENV1\\n" "')\n"
     "for d in ('matplotlib', 'fontconfig'):\n"
-    "    p = os.path.join('" FB_ENV_CACHE_HOME "', d)\n"
+    "    p = os.path.join('" FB_ENV_CACHE_DIR "', d)\n"
     "    for n in sorted(os.listdir(p)) if os.path.isdir(p) else ():\n"
     "        f = os.path.join(p, n)\n"
     "        if n.endswith('.json') or '.cache-' in n:\n"
@@ -211,7 +213,7 @@ static int parse_entry(const char **p, const char *end, fb_ws_file *f, fb_error 
     if (!nl || !entry_name_ok(*p, (size_t)(nl - *p)))
         return fb_set_error(err, FB_ERR_INTERNAL, EINVAL, "environment caches: bad entry name at byte %zu",
                             (size_t)(end - *p));
-    int n = asprintf(&f->path, FB_ENV_CACHE_HOME "/%.*s", (int)(nl - *p), *p);
+    int n = asprintf(&f->path, FB_ENV_CACHE_DIR "/%.*s", (int)(nl - *p), *p);
     if (n < 0) {
         f->path = NULL;
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "environment caches");

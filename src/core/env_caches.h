@@ -1,6 +1,7 @@
 /* The caches an environment's libraries rebuild at every start when they find none (matplotlib's font list,
- * fontconfig's font caches), built once per environment by fnbox and placed, as a copy, in each call's /tmp
- * where the libraries look for them ($HOME/.cache, HOME=/tmp). docs/internals/env-caches.md.
+ * fontconfig's font caches), built once per environment by fnbox and placed, as a copy, in each call's
+ * /var/cache, where the libraries look for them (fontconfig's system cache directory; matplotlib's through
+ * MPLCONFIGDIR, fnbox's base environment). docs/internals/env-caches.md.
  *
  * The builder is the environment's own python3 (and fc-list), run in a sandbox of its own with nothing of any
  * caller's in it; what it leaves is stored in fnbox's cache directory (lang/compile_cache.h: outside every
@@ -8,7 +9,8 @@
  * font_manager.py, the font directories, /etc/fonts, fc-list, python3), so installing a font or another
  * matplotlib builds it again. A call gets its own copy in its /tmp: what it writes there is its own, never
  * what a later call reads. The copies are in the call's baseline (fs/workspace.h's preset), so `files`
- * reports them only if the function changed them. */
+ * reports them only if the function changed them. /var/cache is in the root's scratch space (its tmpfs):
+ * /tmp stays empty at the start, as it always was. */
 #ifndef FB_CORE_ENV_CACHES_H
 #define FB_CORE_ENV_CACHES_H
 #include <stddef.h>
@@ -16,11 +18,12 @@
 #include "fs/workspace.h"
 #include "util/error.h"
 
-/* Where the builder leaves them and a call finds them: $XDG_CACHE_HOME's default under fnbox's HOME=/tmp
- * (core/launch.c fb_launch_base_env). */
-#define FB_ENV_CACHE_HOME "/tmp/.cache"
+/* Where the builder leaves them and a call finds them, inside the sandbox: <dir>/matplotlib (MPLCONFIGDIR
+ * in core/launch.c fb_launch_base_env) and <dir>/fontconfig (the first cache directory of Debian's
+ * /etc/fonts/fonts.conf). */
+#define FB_ENV_CACHE_DIR "/var/cache"
 
-/* One environment's caches: files (absolute paths under FB_ENV_CACHE_HOME, data) shared read-only by the
+/* One environment's caches: files (absolute paths under FB_ENV_CACHE_DIR, data) shared read-only by the
  * calls that hold a reference. */
 typedef struct fb_env_caches fb_env_caches;
 
@@ -36,7 +39,7 @@ const fb_ws_files *fb_env_caches_files(const fb_env_caches *c);
 void fb_env_caches_release(void *c);
 
 /* Parses a builder's output (the archive format of docs/internals/env-caches.md) into files under
- * FB_ENV_CACHE_HOME; exposed for the unit tests. Errors name the entry. */
+ * FB_ENV_CACHE_DIR; exposed for the unit tests. Errors name the entry. */
 int fb_env_caches_parse(const char *data, size_t len, fb_ws_files *out, fb_error *err);
 void fb_env_caches_files_free(fb_ws_files *files);
 

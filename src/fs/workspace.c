@@ -77,7 +77,8 @@ static int place_file(fb_workspace *ws, const fb_ws_file *f, fb_error *err)
 }
 
 /* Whether a preset file gives way: a request file stands at its path or at one of its parents (the request's
- * own wins), or it is not plain /tmp scratch (a mount there: nothing of fnbox's may reach a mount's view). */
+ * own wins), it would land in a mount (nothing of fnbox's may reach a mount's view, which syncs) or where a
+ * directory the sandbox needs must be, or in a reserved path. */
 static bool preset_left_out(const fb_workspace *ws, const fb_ws_file *f)
 {
     const fb_ws_files *files = ws->cfg.files;
@@ -88,7 +89,7 @@ static bool preset_left_out(const fb_workspace *ws, const fb_ws_file *f)
     if (ws->cfg.mount && fb_mount_find(ws->cfg.mount, f->path, &rel) != NULL)
         return true;
     const char *root = scratch_root_of(ws, f->path);
-    return !root || strcmp(root, "/tmp") != 0;
+    return !root || (strcmp(root, "/") == 0 && blocked_by(ws, f->path));
 }
 
 static int stage_files(fb_workspace *ws, fb_error *err)
