@@ -1,0 +1,180 @@
+"""The environment's library caches (core/env_caches.c, issue 30): Debian's matplotlib draws and saves a plot in
+every mode (call, exec, a session's kernel, MCP run_code) with no matplotlib or fontconfig warning; its font list
+and fontconfig's caches are built once by fnbox (in a sandbox of their own, into its cache directory) and placed
+as each call's own copy in /var/cache, so no call rebuilds them (matplotlib's own log says where it loaded its
+font list from) and `files` lists only what the function wrote; what a call writes over its copy is its own,
+never what the next call reads; a request's own file at that path wins."""
+import hashlib
+import json
+import os
+
+import pytest
+
+from fnboxlib import call, ok, parse_one_result, req, run_cli
+from mcplib import Http
+from servelib import TOKEN, Server, Session
+
+pytestmark = pytest.mark.skipif(not os.path.exists("/usr/lib/python3/dist-packages/matplotlib/font_manager.py"),
+                                reason="Debian's python3-matplotlib is not installed (scripts/install-deps.sh)")
+
+FONT_LIST = "/var/cache/matplotlib/fontlist-v330.json"
+WARNINGS = ("Matplotlib", "Fontconfig", "fontconfig", "matplotlibrc")
+
+# Draws and saves the plot; says whether matplotlib rebuilt its font list and where it loaded it from (its
+# font_manager logs both).
+PLOT = """import logging
+_seen = []
+class _Keep(logging.Handler):
+    def emit(self, record):
+        _seen.append(record.getMessage())
+_log = logging.getLogger('matplotlib.font_manager')
+_log.addHandler(_Keep())
+_log.setLevel(logging.DEBUG)
+import matplotlib
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.plot([1, 2, 3, 4], [1, 4, 9, 16])
+fig.savefig('plot.png')
+report = {'rebuilt': any('generated new fontManager' in m for m in _seen),
+          'loaded': [m for m in _seen if m.startswith('Using fontManager instance')]}
+"""
+FUNCTION = "def plot():\n" + "".join("    " + line + "\n" for line in PLOT.splitlines()) + "    return report\n"
+SCRIPT = PLOT + "import json\nprint(json.dumps(report))\n"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """fnbox's environment with a cache directory of the module's own: the first call builds the caches."""
+    cache = tmp_path_factory.mktemp("fnbox-cache")
+    return {**os.environ, "FNBOX_CACHE_DIR": str(cache)}
+
+
+def cache_entries(env):
+    """fnbox's cache entries and a digest of each (a hit refreshes an entry's mtime: least recently used)."""
+    d = env["FNBOX_CACHE_DIR"]
+    return {n: hashlib.sha256(open(os.path.join(d, n), "rb").read()).hexdigest() for n in os.listdir(d)
+            if n.endswith(".bin")}
+
+
+def check_plot(report, stderr):
+    assert report["rebuilt"] is False, report
+    assert report["loaded"] and FONT_LIST in report["loaded"][0], report
+    assert not any(w in stderr for w in WARNINGS), stderr
+
+
+def only_the_plot(files):
+    assert [f["path"] for f in files["created"]] == ["/workspace/plot.png"], files
+    assert files["modified"] == [] and files["deleted"] == [], files
+
+
+def test_call_plots_with_the_shared_font_list(env):
+    res = call(req("python", FUNCTION, "plot", []), env=env, timeout=180)
+    check_plot(ok(res), res.result["stderr"])
+    only_the_plot(res.result["files"])
+    built = cache_entries(env)
+    assert len(built) == 1, built
+    # the next call neither rebuilds (matplotlib loads the placed list) nor makes fnbox build again
+    res = call(req("python", FUNCTION, "plot", []), env=env)
+    check_plot(ok(res), res.result["stderr"])
+    only_the_plot(res.result["files"])
+    assert cache_entries(env) == built
+
+
+def execute(request, env):
+    proc = run_cli(["exec", "-"], input=json.dumps(request), env=env, timeout=180)
+    result, _ = parse_one_result(proc.stdout)
+    assert proc.returncode == 0 and result["status"] == "success", result
+    return result
+
+
+def test_exec_code_plots(env):
+    result = execute({"code": SCRIPT, "language": "python"}, env)
+    check_plot(json.loads(result["stdout"]), result["stderr"])
+    only_the_plot(result["files"])
+
+
+def test_fontconfig_finds_its_caches(env):
+    """fc-list reads the placed caches: no warning, and nothing written (the user cache dir stays absent)."""
+    listing = "ls -l --time-style=+%s.%N /var/cache/fontconfig"
+    result = execute({"command": f"{listing} > /workspace/a; fc-list > /dev/null; {listing} > /workspace/b; "
+                                 "cmp /workspace/a /workspace/b && echo same; ls -A /tmp; "
+                                 "ls /var/cache/fontconfig | grep -c cache-"}, env)
+    lines = result["stdout"].split()
+    assert lines[0] == "same" and int(lines[-1]) > 0 and len(lines) == 2, result["stdout"]
+    assert result["stderr"] == "", result["stderr"]
+
+
+@pytest.fixture(scope="module")
+def server(env, tmp_path_factory):
+    tokens = tmp_path_factory.mktemp("tokens") / "tokens"
+    tokens.write_text(TOKEN + "\n")
+    tokens.chmod(0o600)
+    with Server("--token-file", str(tokens), env=env) as srv:
+        yield srv
+
+
+def test_session_kernel_plots(server):
+    s = Session(server)
+    try:
+        r = s.kernel(SCRIPT)
+        assert r["status"] == "success", r
+        check_plot(json.loads(r["stdout"]), r["stderr"])
+        r = s.cmd("ls -A /var/cache/matplotlib /workspace; test -e /tmp/.cache || echo no-home-cache")
+        assert r["stdout"] == "/var/cache/matplotlib:\nfontlist-v330.json\n\n/workspace:\nplot.png\nno-home-cache\n", r
+    finally:
+        s.close()
+
+
+def test_mcp_run_code_plots(env):
+    with Server(env=env) as srv:
+        c = Http(srv)
+        try:
+            doc = c.request("tools/call", {"name": "run_code", "arguments": {"code": SCRIPT, "language": "python"}},
+                            1)
+            sc = doc["result"]["structuredContent"]
+            assert not doc["result"].get("isError"), doc
+            check_plot(json.loads(sc["stdout"]), sc["stderr"])
+        finally:
+            c.close()
+
+
+SPOIL = """import hashlib, os
+def spoil(path):
+    before = hashlib.sha256(open(path, 'rb').read()).hexdigest()
+    with open(path, 'w') as f:
+        f.write('{"_version": 330, "poisoned": true}')
+    return before
+"""
+READ = """import hashlib
+def read(path):
+    return hashlib.sha256(open(path, 'rb').read()).hexdigest()
+"""
+
+
+def test_a_call_cannot_poison_the_next(env):
+    call(req("python", FUNCTION, "plot", []), env=env, timeout=180)  # built
+    stored = cache_entries(env)
+    res = call(req("python", SPOIL, "spoil", [FONT_LIST]), env=env)
+    original = ok(res)
+    # the write landed in the call's own copy, and is reported as its change
+    assert [f["path"] for f in res.result["files"]["modified"]] == [FONT_LIST], res.result["files"]
+    assert ok(call(req("python", READ, "read", [FONT_LIST]), env=env)) == original
+    res = call(req("python", FUNCTION, "plot", []), env=env)
+    check_plot(ok(res), res.result["stderr"])
+    assert cache_entries(env) == stored
+    # nothing of fnbox's cache directory is in the sandbox
+    probe = "import os\ndef f(d):\n    return os.path.exists(d)\n"
+    assert ok(call(req("python", probe, "f", [env["FNBOX_CACHE_DIR"]]), env=env)) is False
+
+
+def test_a_request_file_at_that_path_wins(env):
+    res = call(req("python", "def f(p):\n    return open(p).read()\n", "f", [FONT_LIST],
+                   files={FONT_LIST: "mine"}), env=env)
+    assert ok(res) == "mine"
+    assert res.result["files"]["created"] == [] and res.result["files"]["modified"] == [], res.result["files"]
+
+
+def test_other_languages_get_nothing(env):
+    res = call(req("javascript", "function f() { return require('fs').existsSync('/var/cache'); }", "f", []), env=env)
+    assert ok(res) is False
