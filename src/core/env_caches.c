@@ -207,12 +207,11 @@ static bool entry_name_ok(const char *s, size_t n)
     return false;
 }
 
-static int parse_entry(const char **p, const char *end, fb_ws_file *f, fb_error *err)
+static int parse_entry(const char **p, const char *end, size_t idx, fb_ws_file *f, fb_error *err)
 {
     const char *nl = memchr(*p, '\n', (size_t)(end - *p));
     if (!nl || !entry_name_ok(*p, (size_t)(nl - *p)))
-        return fb_set_error(err, FB_ERR_INTERNAL, EINVAL, "environment caches: bad entry name at byte %zu",
-                            (size_t)(end - *p));
+        return fb_set_error(err, FB_ERR_INTERNAL, EINVAL, "environment caches: entry %zu: bad name", idx);
     int n = asprintf(&f->path, FB_ENV_CACHE_DIR "/%.*s", (int)(nl - *p), *p);
     if (n < 0) {
         f->path = NULL;
@@ -253,7 +252,7 @@ int fb_env_caches_parse(const char *data, size_t len, fb_ws_files *out, fb_error
         }
         out->v = nv;
         out->v[out->n] = (fb_ws_file){0};
-        int rc = parse_entry(&p, end, &out->v[out->n], err);
+        int rc = parse_entry(&p, end, out->n, &out->v[out->n], err);
         out->n++; /* owned from here, freed with the rest */
         if (rc < 0) {
             fb_env_caches_files_free(out);
