@@ -316,7 +316,11 @@ static int archive_for(const char *sysroot, const char *fp, char **data, size_t 
     fb_compile_cache cache;
     fb_cache_open(&cache, &k_bounds);
     int rc = 0;
-    if (fb_cache_get(&cache, key, data, len) < 0 && (rc = build(sysroot, data, len, err)) == 0)
+    /* Without a cache directory nothing is built: a one-shot `fnbox call` would run the builder (~1 s) for
+     * every Python call, matplotlib or not; its calls then run as without caches. */
+    if (!fb_cache_enabled(&cache))
+        rc = fb_set_error(err, FB_ERR_INTERNAL, ENOENT, "no cache directory for the environment caches");
+    else if (fb_cache_get(&cache, key, data, len) < 0 && (rc = build(sysroot, data, len, err)) == 0)
         fb_cache_put(&cache, key, *data, *len);
     fb_cache_close(&cache);
     return rc;
