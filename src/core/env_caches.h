@@ -22,6 +22,9 @@
  * in core/launch.c fb_launch_base_env) and <dir>/fontconfig (the first cache directory of Debian's
  * /etc/fonts/fonts.conf). */
 #define FB_ENV_CACHE_DIR "/var/cache"
+/* matplotlib's config and cache directory in one (fnbox's base environment): FB_ENV_CACHE_DIR's matplotlib/,
+ * one literal (an array of strings in which literals are joined reads as a missing comma) */
+#define FB_ENV_CACHE_MPLCONFIGDIR "MPLCONFIGDIR=/var/cache/matplotlib"
 
 /* One environment's caches: files (absolute paths under FB_ENV_CACHE_DIR, data) shared read-only by the
  * calls that hold a reference. */

@@ -72,7 +72,7 @@ int fb_launch_env_defaults(const char **envp, size_t cap, const char *const *def
  * also makes $HOME/.config/matplotlib, which a call would report as its own. */
 const char *const fb_launch_base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
                                           "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox",
-                                          "MPLCONFIGDIR=" FB_ENV_CACHE_DIR "/matplotlib", NULL};
+                                          FB_ENV_CACHE_MPLCONFIGDIR, NULL};
 
 int fb_launch_env_build(const char *const *const *layers, size_t nlayers, const char **envp, size_t cap,
                         fb_error *err)

@@ -72,7 +72,7 @@ static void test_refuses_bad_archives(void **state)
 static void test_file_count_is_capped(void **state)
 {
     (void)state;
-    size_t cap = sizeof MAGIC + (FB_ENV_CACHE_MAX_FILES + 1) * 40;
+    size_t cap = sizeof MAGIC + ((size_t)FB_ENV_CACHE_MAX_FILES + 1) * 40;
     char *a = malloc(cap);
     assert_non_null(a);
     size_t len = (size_t)snprintf(a, cap, MAGIC);
