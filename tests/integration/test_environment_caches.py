@@ -94,6 +94,18 @@ def test_exec_code_plots(env):
     only_the_plot(result["files"])
 
 
+def test_python_writes_no_bytecode(env):
+    """Debian's bytecode of the libraries is read, none is written: a command's Python leaves no __pycache__ of
+    the workspace's modules among the call's files, and compiles no library from source (`python3 -v`)."""
+    result = execute({"command": "python3 -v -c 'import mod, matplotlib.pyplot' 2>&1 | grep '^# code object from '",
+                      "files": {"mod.py": "X = 1\n"}}, env)
+    assert result["files"]["created"] == [], result["files"]
+    loaded = [line.split("from ", 1)[1].strip("'") for line in result["stdout"].splitlines()]
+    from_source = [p for p in loaded if not p.endswith(".pyc")]
+    assert "/workspace/mod.py" in from_source and len(loaded) > 100, result["stdout"][-2000:]
+    assert not [p for p in from_source if "-packages/" in p], from_source
+
+
 def test_fontconfig_finds_its_caches(env):
     """fc-list reads the placed caches: no warning, and nothing written (the user cache dir stays absent)."""
     listing = "ls -l --time-style=+%s.%N /var/cache/fontconfig"
