@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <glob.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,17 +266,17 @@ int fb_env_caches_parse(const char *data, size_t len, fb_ws_files *out, fb_error
 /* ---- one process's copy ---- */
 
 struct fb_env_caches {
-    size_t refs;                 /* under g_lock */
+    atomic_size_t refs;          /* a call lets its reference go without waiting for a build (g_lock) */
     char *fingerprint;           /* what it was built from */
     fb_ws_files files;
 };
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* g_current, and one build at a time */
 static fb_env_caches *g_current; /* the last one built or loaded (one reference is g_current's) */
 
-static void unref_locked(fb_env_caches *c)
+static void unref(fb_env_caches *c)
 {
-    if (c && --c->refs == 0) {
+    if (c && atomic_fetch_sub(&c->refs, 1) == 1) {
         fb_env_caches_files_free(&c->files);
         free(c->fingerprint);
         free(c);
@@ -284,11 +285,7 @@ static void unref_locked(fb_env_caches *c)
 
 void fb_env_caches_release(void *c)
 {
-    if (!c)
-        return;
-    pthread_mutex_lock(&g_lock);
-    unref_locked(c);
-    pthread_mutex_unlock(&g_lock);
+    unref(c);
 }
 
 const fb_ws_files *fb_env_caches_files(const fb_env_caches *c)
@@ -342,7 +339,7 @@ static fb_env_caches *load(const char *sysroot, char *fp)
         (void)fb_env_caches_parse(data, len, &c->files, &err); /* a bad archive: none */
     free(data);
     c->fingerprint = fp;
-    c->refs = 1;
+    atomic_init(&c->refs, 1);
     return c;
 }
 
@@ -362,12 +359,12 @@ fb_env_caches *fb_env_caches_get(const char *sysroot)
     if (!g_current || strcmp(g_current->fingerprint, text) != 0) {
         fb_env_caches *fresh = load(sysroot, text);
         text = NULL;
-        unref_locked(g_current);
+        unref(g_current);
         g_current = fresh;
     }
     fb_env_caches *c = g_current && g_current->files.n ? g_current : NULL;
-    if (c)
-        c->refs++;
+    if (c) /* g_current's own reference keeps it alive until here */
+        atomic_fetch_add(&c->refs, 1);
     pthread_mutex_unlock(&g_lock);
     free(text);
     return c;
