@@ -323,6 +323,25 @@ static int archive_for(const char *sysroot, const char *fp, char **data, size_t 
     return rc;
 }
 
+/* Keeps the files (matplotlib's first: the archive's order) up to FB_ENV_CACHE_MAX_PLACED in all; fontconfig
+ * scans the directories whose caches are left out, as without any. */
+static void keep_placeable(fb_ws_files *files)
+{
+    uint64_t total = 0;
+    size_t keep = 0;
+    for (size_t i = 0; i < files->n; i++) {
+        fb_ws_file *f = &files->v[i];
+        if (total + f->len <= FB_ENV_CACHE_MAX_PLACED) {
+            total += f->len;
+            files->v[keep++] = *f;
+        } else {
+            free(f->path);
+            free(f->data);
+        }
+    }
+    files->n = keep;
+}
+
 /* A new copy for fp (taken). A failed build gives one with no files, so that this process does not try
  * again until the environment changes (a call then runs as without caches); NULL: out of memory. */
 static fb_env_caches *load(const char *sysroot, char *fp)
@@ -335,8 +354,8 @@ static fb_env_caches *load(const char *sysroot, char *fp)
         free(fp);
         return NULL;
     }
-    if (archive_for(sysroot, fp, &data, &len, &err) == 0)
-        (void)fb_env_caches_parse(data, len, &c->files, &err); /* a bad archive: none */
+    if (archive_for(sysroot, fp, &data, &len, &err) == 0 && fb_env_caches_parse(data, len, &c->files, &err) == 0)
+        keep_placeable(&c->files); /* a bad archive: none */
     free(data);
     c->fingerprint = fp;
     atomic_init(&c->refs, 1);

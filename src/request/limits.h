@@ -87,6 +87,9 @@
  * looks at */
 #define FB_ENV_CACHE_MAX_BYTES (32ULL * FB_MiB)     /* the builder's archive (and its /tmp) */
 #define FB_ENV_CACHE_MAX_FILES 256                 /* files in it */
+#define FB_ENV_CACHE_MAX_PLACED (2ULL * FB_MiB)    /* what a call gets of them, in the root's tmpfs (its 4 MiB
+                                                      beyond tmpBytes): matplotlib's list first, then as many of
+                                                      fontconfig's caches as fit (a desktop's fonts can make MBs) */
 #define FB_ENV_CACHE_MAX_NAME 128                  /* one file's name */
 #define FB_ENV_CACHE_MAX_DIRS 4096                 /* font directories (and files) the key stats */
 #define FB_ENV_CACHE_MAX_DEPTH 8                   /* how deep under a font directory */
