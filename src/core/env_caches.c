@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "core/launch.h"
 #include "fnbox.h"
@@ -21,30 +22,24 @@
 
 #define ARCHIVE_MAGIC "FNBOXENV1\n"
 
-/* The builder: make fontconfig's system cache directory (it writes its caches to the first writable one),
- * import matplotlib's font manager (it writes its font list to MPLCONFIGDIR, and runs fc-list, which writes
- * fontconfig's caches), run fc-list in case matplotlib is absent, then hand every file of the two cache
- * directories out on fd 3 as "<dir>/<name>\n<size>\n<bytes>" after the magic line. Nothing but the
- * environment's own files runs here. */
+/* The builder: import matplotlib's font manager (it scans the fonts, through fc-list and the system's
+ * fontconfig caches, and writes its font list to MPLCONFIGDIR), then hand the list out on fd 3 as
+ * "matplotlib/<name>\n<size>\n<bytes>" after the magic line. Nothing but the environment's own files runs
+ * here. */
 static const char k_builder[] =
-    "import os, shutil, subprocess\n"
-    "os.makedirs('" FB_ENV_CACHE_DIR "/fontconfig', exist_ok=True)\n"
+    "import os\n"
     "try:\n"
     "    import matplotlib.font_manager\n"
     "except Exception:\n"
     "    pass\n"
-    "if shutil.which('fc-list'):\n"
-    "    subprocess.run(['fc-list'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)\n"
     "out = bytearray(b'" "FNBOXENV1\\n" "')\n"
-    "for d in ('matplotlib', 'fontconfig'):\n"
-    "    p = os.path.join('" FB_ENV_CACHE_DIR "', d)\n"
-    "    for n in sorted(os.listdir(p)) if os.path.isdir(p) else ():\n"
-    "        f = os.path.join(p, n)\n"
-    "        if n.endswith('.json') or '.cache-' in n:\n"
-    "            if os.path.isfile(f) and not os.path.islink(f):\n"
-    "                with open(f, 'rb') as fh:\n"
-    "                    data = fh.read()\n"
-    "                out += ('%s/%s\\n%d\\n' % (d, n, len(data))).encode() + data\n"
+    "p = '" FB_ENV_CACHE_DIR "/matplotlib'\n"
+    "for n in sorted(os.listdir(p)) if os.path.isdir(p) else ():\n"
+    "    f = os.path.join(p, n)\n"
+    "    if n.endswith('.json') and os.path.isfile(f) and not os.path.islink(f):\n"
+    "        with open(f, 'rb') as fh:\n"
+    "            data = fh.read()\n"
+    "        out += ('matplotlib/%s\\n%d\\n' % (n, len(data))).encode() + data\n"
     "view = memoryview(out)\n"
     "while view:\n"
     "    view = view[os.write(3, view):]\n";
@@ -56,7 +51,7 @@ static const char k_python[] = "/usr/bin/python3";
 typedef struct fingerprint {
     fb_buf text;                 /* one line per file: path, inode, size, mtime */
     size_t nfiles;
-    bool has_library;            /* matplotlib or fc-list is there: something to build */
+    bool has_library;            /* matplotlib is there: something to build */
 } fingerprint;
 
 static void add_identity(fingerprint *fp, const char *path, const struct stat *st)
@@ -108,9 +103,9 @@ static void rooted(char *out, size_t cap, const char *sysroot, const char *path)
 static void fingerprint_of(const char *sysroot, fingerprint *fp)
 {
     static const char *const libs[] = {"/usr/lib/python3/dist-packages/matplotlib/font_manager.py",
-                                       "/usr/local/lib/python3*/dist-packages/matplotlib/font_manager.py",
-                                       "/usr/bin/fc-list"};
-    static const char *const inputs[] = {"/usr/bin/python3", "/etc/fonts/fonts.conf", "/etc/matplotlibrc"};
+                                       "/usr/local/lib/python3*/dist-packages/matplotlib/font_manager.py"};
+    static const char *const inputs[] = {"/usr/bin/python3", "/usr/bin/fc-list", "/etc/fonts/fonts.conf",
+                                         "/etc/matplotlibrc"};
     static const char *const trees[] = {"/usr/share/fonts", "/usr/local/share/fonts", "/etc/fonts/conf.d"};
     char path[PATH_MAX];
     fb_buf_init(&fp->text, FB_ENV_CACHE_MAX_FINGERPRINT);
@@ -155,7 +150,7 @@ static int build(const char *sysroot, char **data, size_t *len, fb_error *err)
         .envp = (char *const *)envp,
         .workdir = "/build",
         .cancel_fd = -1,
-        .exec_any = true, /* fc-list, from matplotlib too */
+        .exec_any = true, /* fc-list, from matplotlib */
         .limits = {
             .timeout_s = FB_ENV_CACHE_TIMEOUT_S,
             .memory_bytes = FB_ENV_CACHE_MEMORY_BYTES,
@@ -192,11 +187,11 @@ void fb_env_caches_files_free(fb_ws_files *files)
     *files = (fb_ws_files){0};
 }
 
-/* "matplotlib/<name>" or "fontconfig/<name>", name of [A-Za-z0-9._-], not starting with a dot. */
+/* "matplotlib/<name>", name of [A-Za-z0-9._-], not starting with a dot. */
 static bool entry_name_ok(const char *s, size_t n)
 {
-    static const char *const dirs[] = {"matplotlib/", "fontconfig/"};
-    for (size_t d = 0; d < 2; d++) {
+    static const char *const dirs[] = {"matplotlib/"};
+    for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
         size_t dl = strlen(dirs[d]);
         if (n <= dl || n > dl + FB_ENV_CACHE_MAX_NAME || memcmp(s, dirs[d], dl) != 0 || s[dl] == '.')
             continue;
@@ -323,8 +318,8 @@ static int archive_for(const char *sysroot, const char *fp, char **data, size_t 
     return rc;
 }
 
-/* Keeps the files (matplotlib's first: the archive's order) up to FB_ENV_CACHE_MAX_PLACED in all; fontconfig
- * scans the directories whose caches are left out, as without any. */
+/* Keeps the files, in the archive's order, up to FB_ENV_CACHE_MAX_PLACED in all (a call's root tmpfs holds
+ * them); the rest is rebuilt by the library, in the call, as without any. */
 static void keep_placeable(fb_ws_files *files)
 {
     uint64_t total = 0;
@@ -362,7 +357,16 @@ static fb_env_caches *load(const char *sysroot, char *fp)
     return c;
 }
 
-fb_env_caches *fb_env_caches_get(const char *sysroot)
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* g_current for sysroot, from its files as they are now: kept while they are what it was built from, else
+ * loaded or built again (NULL: nothing to place). Under g_lock. */
+static void refresh_locked(const char *sysroot)
 {
     fingerprint fp;
     fingerprint_of(sysroot, &fp);
@@ -370,21 +374,37 @@ fb_env_caches *fb_env_caches_get(const char *sysroot)
     char *text = fb_buf_steal(&fp.text, &len);
     if (!fp.has_library || !text) {
         free(text);
-        return NULL;
-    }
-    /* One builder at a time in this process: concurrent calls of a server wait for the first one's build
-     * rather than each running its own. */
-    pthread_mutex_lock(&g_lock);
-    if (!g_current || strcmp(g_current->fingerprint, text) != 0) {
-        fb_env_caches *fresh = load(sysroot, text);
-        text = NULL;
         unref(g_current);
-        g_current = fresh;
+        g_current = NULL;
+        return;
+    }
+    if (g_current && strcmp(g_current->fingerprint, text) == 0) {
+        free(text);
+        return;
+    }
+    fb_env_caches *fresh = load(sysroot, text);
+    unref(g_current);
+    g_current = fresh;
+}
+
+static char g_sysroot[PATH_MAX]; /* what g_current is of, checked at g_checked_s (under g_lock) */
+static double g_checked_s = -1;
+
+fb_env_caches *fb_env_caches_get(const char *sysroot)
+{
+    /* One builder at a time in this process: concurrent calls of a server wait for the first one's build
+     * rather than each running its own. The environment's files are looked at again at most every
+     * FB_ENV_CACHE_RECHECK_S: a warm call does not pay the stats. */
+    pthread_mutex_lock(&g_lock);
+    double now = monotonic_s();
+    if (g_checked_s < 0 || now - g_checked_s >= FB_ENV_CACHE_RECHECK_S || strcmp(g_sysroot, sysroot) != 0) {
+        refresh_locked(sysroot);
+        snprintf(g_sysroot, sizeof g_sysroot, "%s", sysroot);
+        g_checked_s = monotonic_s();
     }
     fb_env_caches *c = g_current && g_current->files.n ? g_current : NULL;
     if (c) /* g_current's own reference keeps it alive until here */
         atomic_fetch_add(&c->refs, 1);
     pthread_mutex_unlock(&g_lock);
-    free(text);
     return c;
 }

@@ -1,7 +1,8 @@
-/* The caches an environment's libraries rebuild at every start when they find none (matplotlib's font list,
- * fontconfig's font caches), built once per environment by fnbox and placed, as a copy, in each call's
- * /var/cache, where the libraries look for them (fontconfig's system cache directory; matplotlib's through
- * MPLCONFIGDIR, fnbox's base environment). docs/internals/env-caches.md.
+/* The caches an environment's libraries rebuild at every start when they find none (matplotlib's font list),
+ * built once per environment by fnbox and placed, as a copy, in each call's /var/cache, where the library
+ * looks for it (MPLCONFIGDIR, fnbox's base environment). fontconfig's caches need no copy: they are the
+ * system's, /var/cache/fontconfig, read-only in the sandbox like /usr (sandbox/rootfs.c).
+ * docs/internals/env-caches.md.
  *
  * The builder is the environment's own python3 (and fc-list), run in a sandbox of its own with nothing of any
  * caller's in it; what it leaves is stored in fnbox's cache directory (lang/compile_cache.h: outside every
@@ -19,8 +20,7 @@
 #include "util/error.h"
 
 /* Where the builder leaves them and a call finds them, inside the sandbox: <dir>/matplotlib (MPLCONFIGDIR
- * in core/launch.c fb_launch_base_env) and <dir>/fontconfig (the first cache directory of Debian's
- * /etc/fonts/fonts.conf). */
+ * in core/launch.c fb_launch_base_env). */
 #define FB_ENV_CACHE_DIR "/var/cache"
 /* matplotlib's config and cache directory in one (fnbox's base environment): FB_ENV_CACHE_DIR's matplotlib/,
  * one literal (an array of strings in which literals are joined reads as a missing comma) */
@@ -31,8 +31,8 @@
 typedef struct fb_env_caches fb_env_caches;
 
 /* The caches of the system tree at sysroot ("/": the host's), built first if the environment changed or
- * none is stored. NULL when there is nothing to place: the environment has neither matplotlib nor
- * fontconfig, or the build failed (a call then runs as without caches: the libraries rebuild them in its
+ * none is stored. NULL when there is nothing to place: the environment has no matplotlib, fnbox has no
+ * cache directory, or the build failed (a call then runs as without caches: the libraries rebuild them in its
  * /tmp). The caller owns the reference (fb_env_caches_release). Thread-safe: concurrent callers in one
  * process build once. */
 fb_env_caches *fb_env_caches_get(const char *sysroot);

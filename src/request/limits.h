@@ -94,6 +94,7 @@
 #define FB_ENV_CACHE_MAX_DIRS 4096                 /* font directories (and files) the key stats */
 #define FB_ENV_CACHE_MAX_DEPTH 8                   /* how deep under a font directory */
 #define FB_ENV_CACHE_MAX_FINGERPRINT (1ULL * FB_MiB) /* their identities as text */
+#define FB_ENV_CACHE_RECHECK_S 1.0                 /* a process looks at the key's files at most this often */
 #define FB_ENV_CACHE_TIMEOUT_S 120.0               /* matplotlib scans every font: ~1 s here */
 #define FB_ENV_CACHE_MEMORY_BYTES (1024ULL * FB_MiB)
 

@@ -25,9 +25,14 @@
 
 #define SYSTEM_DIRS "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"
 static const char *const k_system_dirs[] = {SYSTEM_DIRS};
+/* Caches of the system tree its libraries read, read-only like it (the system's own: Debian's fontconfig
+ * trigger rebuilds it when fonts change): fontconfig finds its font caches and scans nothing. A call's own
+ * library caches are core/env_caches.c's. */
+#define SYSTEM_CACHES "/var/cache/fontconfig"
+static const char *const k_system_caches[] = {SYSTEM_CACHES};
 /* What the root keeps read-only (fb_sandbox_reserved_path): the system dirs and the root's own system
  * entries; /.fnbox-none exists in test builds only. */
-static const char *const k_reserved[] = {SYSTEM_DIRS, "/etc", "/proc", "/dev", "/.fnbox", "/.fnbox-none"};
+static const char *const k_reserved[] = {SYSTEM_DIRS, SYSTEM_CACHES, "/etc", "/proc", "/dev", "/.fnbox", "/.fnbox-none"};
 /* Directories of the root's own tmpfs sealed read-only by a bind over themselves once they are built: the
  * root stays writable (the function's scratch space), these do not. */
 static const char *const k_sealed[] = {"/etc", "/.fnbox", "/dev"}; /* /proc: fb_rootfs_seal_proc */
@@ -488,6 +493,9 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
         return -1;
     for (size_t i = 0; i < sizeof k_system_dirs / sizeof *k_system_dirs; i++)
         if (mirror_path(k_system_dirs[i], err) < 0)
+            return -1;
+    for (size_t i = 0; i < sizeof k_system_caches / sizeof *k_system_caches; i++)
+        if (mirror_path(k_system_caches[i], err) < 0)
             return -1;
     if (build_etc(err) < 0 || build_proc(err) < 0)
         return -1;

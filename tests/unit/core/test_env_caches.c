@@ -1,5 +1,5 @@
 /* core/env_caches.c's archive: what the builder hands out is parsed into files under /var/cache, and nothing
- * else is: a name outside matplotlib/ and fontconfig/, a hidden or path-like name, a size beyond the data, a
+ * else is: a name outside matplotlib/, a hidden or path-like name, a size beyond the data, a
  * missing magic line or too many files is refused whole (the caller then places nothing). The builder and
  * the placement run in tests/integration/test_environment_caches.py. */
 #include <setjmp.h>
@@ -21,8 +21,8 @@ static void test_parses_entries(void **state)
 {
     (void)state;
     static const char a[] = MAGIC "matplotlib/fontlist-v330.json\n2\n{}"
-                                  "fontconfig/abc-le64.cache-8\n3\n\x00\x01\n"
-                                  "fontconfig/empty.cache-8\n0\n";
+                                  "matplotlib/other.bin\n3\n\x00\x01\n"
+                                  "matplotlib/empty.json\n0\n";
     fb_ws_files f;
     fb_error err = {0};
     assert_int_equal(fb_env_caches_parse(a, sizeof a - 1, &f, &err), 0);
@@ -30,7 +30,7 @@ static void test_parses_entries(void **state)
     assert_string_equal(f.v[0].path, FB_ENV_CACHE_DIR "/matplotlib/fontlist-v330.json");
     assert_int_equal(f.v[0].len, 2);
     assert_memory_equal(f.v[0].data, "{}", 2);
-    assert_string_equal(f.v[1].path, FB_ENV_CACHE_DIR "/fontconfig/abc-le64.cache-8");
+    assert_string_equal(f.v[1].path, FB_ENV_CACHE_DIR "/matplotlib/other.bin");
     assert_int_equal(f.v[1].len, 3);
     assert_memory_equal(f.v[1].data, "\x00\x01\n", 3);
     assert_int_equal(f.v[2].len, 0);
@@ -46,7 +46,8 @@ static void test_refuses_bad_archives(void **state)
     static const char *const bad[] = {
         "",
         "FNBOXENV2\nmatplotlib/x.json\n1\nx",
-        MAGIC "other/x.json\n1\nx",            /* neither cache directory */
+        MAGIC "other/x.json\n1\nx",            /* not matplotlib's directory */
+        MAGIC "fontconfig/x.cache-8\n1\nx",    /* the system's, never a call's copy */
         MAGIC "matplotlib/../x\n1\nx",         /* no path beyond the directory */
         MAGIC "matplotlib/a/b\n1\nx",
         MAGIC "matplotlib/.hidden\n1\nx",
@@ -77,7 +78,7 @@ static void test_file_count_is_capped(void **state)
     assert_non_null(a);
     size_t len = (size_t)snprintf(a, cap, MAGIC);
     for (int i = 0; i <= FB_ENV_CACHE_MAX_FILES; i++)
-        len += (size_t)snprintf(a + len, cap - len, "fontconfig/f%d.cache-8\n1\nx", i);
+        len += (size_t)snprintf(a + len, cap - len, "matplotlib/f%d.json\n1\nx", i);
     fb_ws_files f;
     fb_error err = {0};
     assert_int_equal(fb_env_caches_parse(a, len, &f, &err), -1);
