@@ -134,6 +134,9 @@ def main():
     ap.add_argument("-n", type=int, default=10, help="counted rounds (default 10)")
     ap.add_argument("--skip-warm", action="store_true", help="no `fnbox serve --warm` column")
     args = ap.parse_args()
+    if subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"], capture_output=True).returncode != 0:
+        print("bench_matplotlib: skipped (no matplotlib for /usr/bin/python3: scripts/install-deps.sh)")
+        return
     fnbox = os.environ.get("FNBOX", str(REPO / "build" / "fnbox"))
     tmp = tempfile.mkdtemp(prefix="fnbox-bench-mpl.")
     script = os.path.join(tmp, "plot.py")
