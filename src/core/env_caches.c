@@ -84,6 +84,8 @@ static void add_tree(fingerprint *fp, const char *dir, int depth)
     DIR *d = opendir(dir);
     if (!d)
         return;
+    /* readdir on a DIR only this thread uses is safe (glibc); readdir_r is deprecated */
+    // cppcheck-suppress readdirCalled
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         char sub[PATH_MAX];
         if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
@@ -366,14 +368,21 @@ static double monotonic_s(void)
 
 /* g_current for sysroot, from its files as they are now: kept while they are what it was built from, else
  * loaded or built again (NULL: nothing to place). Under g_lock. */
-static void refresh_locked(const char *sysroot)
+char *fb_env_caches_fingerprint(const char *sysroot)
 {
     fingerprint fp;
     fingerprint_of(sysroot, &fp);
-    size_t len = 0;
-    char *text = fb_buf_steal(&fp.text, &len);
-    if (!fp.has_library || !text) {
-        free(text);
+    if (!fp.has_library) {
+        fb_buf_free(&fp.text);
+        return NULL;
+    }
+    return fb_buf_steal(&fp.text, NULL);
+}
+
+static void refresh_locked(const char *sysroot)
+{
+    char *text = fb_env_caches_fingerprint(sysroot);
+    if (!text) {
         unref(g_current);
         g_current = NULL;
         return;

@@ -41,6 +41,10 @@ const fb_ws_files *fb_env_caches_files(const fb_env_caches *c);
 /* Lets the reference go (NULL: nothing). void * for fb_workspace.preset_release. */
 void fb_env_caches_release(void *c);
 
+/* The identity of what sysroot's caches depend on, as text (malloc'd; NULL when sysroot has no library to
+ * build them for, or out of memory): the salt of their key, compared again every FB_ENV_CACHE_RECHECK_S.
+ * Exposed for the unit tests. */
+char *fb_env_caches_fingerprint(const char *sysroot);
 /* Parses a builder's output (the archive format of docs/internals/env-caches.md) into files under
  * FB_ENV_CACHE_DIR; exposed for the unit tests. Errors name the entry. */
 int fb_env_caches_parse(const char *data, size_t len, fb_ws_files *out, fb_error *err);

@@ -192,3 +192,14 @@ def test_other_languages_get_nothing(env):
     code = "function f() { return require('fs').existsSync('/var/cache/matplotlib'); }"
     res = call(req("javascript", code, "f", []), env=env)
     assert ok(res) is False
+
+
+def test_without_a_cache_directory_a_call_builds_its_own(tmp_path):
+    """No usable cache directory: nothing is built ahead (a one-shot call would run the builder each time) and
+    matplotlib makes its list in the call, as it always did."""
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    res = call(req("python", FUNCTION, "plot", []), env={**os.environ, "FNBOX_CACHE_DIR": str(not_a_dir)},
+               timeout=180)
+    assert ok(res)["rebuilt"] is True
+    assert "/workspace/plot.png" in [f["path"] for f in res.result["files"]["created"]], res.result["files"]

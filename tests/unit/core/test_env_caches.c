@@ -1,7 +1,9 @@
-/* core/env_caches.c's archive: what the builder hands out is parsed into files under /var/cache, and nothing
- * else is: a name outside matplotlib/, a hidden or path-like name, a size beyond the data, a
- * missing magic line or too many files is refused whole (the caller then places nothing). The builder and
- * the placement run in tests/integration/test_environment_caches.py. */
+/* core/env_caches.c's key and archive. The key's salt (the fingerprint of a system root: a temp directory
+ * here) changes when matplotlib is replaced or a font directory gains a font, and there is none without
+ * matplotlib. What the builder hands out is parsed into files under /var/cache, and nothing else is: a name
+ * outside matplotlib/, a hidden or path-like name, a size beyond the data, a missing magic line or too many
+ * files is refused whole (the caller then places nothing). The builder and the placement run in
+ * tests/integration/test_environment_caches.py. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -16,6 +20,61 @@
 #include "request/limits.h"
 
 #define MAGIC "FNBOXENV1\n"
+
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[512], tmp[520];
+    snprintf(path, sizeof path, "%s%s", root, rel);
+    snprintf(tmp, sizeof tmp, "%s.new", path);
+    FILE *f = fopen(tmp, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(rename(tmp, path), 0); /* as a package upgrade does: a new inode */
+}
+
+static void mkdirs(const char *root, const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s%s", root, rel);
+    for (char *p = path + strlen(root) + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            (void)mkdir(path, 0755);
+            *p = '/';
+        }
+    (void)mkdir(path, 0755);
+}
+
+static void test_fingerprint_follows_the_root(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/fnbox-env-caches-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    assert_null(fb_env_caches_fingerprint(root)); /* no matplotlib: nothing to build */
+    mkdirs(root, "/usr/lib/python3/dist-packages/matplotlib");
+    mkdirs(root, "/usr/share/fonts/truetype/dejavu");
+    put(root, "/usr/lib/python3/dist-packages/matplotlib/font_manager.py", "v1\n");
+    char *a = fb_env_caches_fingerprint(root);
+    assert_non_null(a);
+    assert_non_null(strstr(a, root));         /* the root's files, not the host's */
+    assert_non_null(strstr(a, "/usr/share/fonts/truetype/dejavu "));
+    char *same = fb_env_caches_fingerprint(root);
+    assert_string_equal(a, same);
+    mkdirs(root, "/usr/share/fonts/truetype/lato"); /* a font package installed */
+    char *b = fb_env_caches_fingerprint(root);
+    assert_string_not_equal(a, b);
+    put(root, "/usr/lib/python3/dist-packages/matplotlib/font_manager.py", "v2\n"); /* matplotlib upgraded */
+    char *c = fb_env_caches_fingerprint(root);
+    assert_string_not_equal(b, c);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+    free(a);
+    free(same);
+    free(b);
+    free(c);
+}
 
 static void test_parses_entries(void **state)
 {
@@ -90,6 +149,7 @@ static void test_file_count_is_capped(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fingerprint_follows_the_root),
         cmocka_unit_test(test_parses_entries),
         cmocka_unit_test(test_refuses_bad_archives),
         cmocka_unit_test(test_file_count_is_capped),
