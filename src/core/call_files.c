@@ -4,14 +4,17 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "core/env_caches.h"
 #include "request/limits.h"
 
 /* fs/ does not include sandbox/: the stage's own cap must fit what the sandbox passes out. */
 _Static_assert(FB_WORKSPACE_MAX_MOUNTS <= FB_SANDBOX_MAX_FUSE, "each mount is one FUSE connection");
 
 int fb_files_prepare(fb_workspace *ws, const char *workdir, const fb_mount_config *mount, const fb_reporting *rep,
-                     bool mount_content, const fb_ws_files *files, const fb_sandbox_limits *lim, fb_error *err)
+                     bool mount_content, const fb_ws_files *files, bool env_caches, const fb_sandbox_limits *lim,
+                     fb_error *err)
 {
+    fb_env_caches *caches = env_caches ? fb_env_caches_get("/") : NULL;
     const char *const *reserved;
     size_t nreserved = fb_sandbox_reserved_roots(&reserved);
     fb_workspace_config cfg = {
@@ -24,14 +27,18 @@ int fb_files_prepare(fb_workspace *ws, const char *workdir, const fb_mount_confi
         .mount_content = mount_content,
         .log_denied = rep->include_denied,
         .layout = {.reserved = fb_sandbox_reserved_path, .reserved_roots = reserved, .nreserved_roots = nreserved},
+        .preset = caches ? fb_env_caches_files(caches) : NULL,
     };
-    return fb_workspace_prepare(ws, &cfg, err);
+    int rc = fb_workspace_prepare(ws, &cfg, err);
+    ws->preset_release = fb_env_caches_release; /* the workspace holds the reference from here, on every path */
+    ws->preset_ctx = caches;
+    return rc;
 }
 
-int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files,
+int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files, bool env_caches,
                           const fb_sandbox_limits *lim, fb_error *err)
 {
-    return fb_files_prepare(ws, req->workdir, req->mount, &req->reporting, false, files, lim, err);
+    return fb_files_prepare(ws, req->workdir, req->mount, &req->reporting, false, files, env_caches, lim, err);
 }
 
 /* The stage's event as the C API's, and the host's answer as the stage's: ABORT only when the caller

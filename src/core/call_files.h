@@ -11,13 +11,17 @@
 #include "sandbox/sandbox.h"
 
 /* fb_workspace_prepare for req: its workdir, mount and reporting options, its decoded files (borrowed:
- * they must outlive ws), the workspace limit of lim. */
-int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files,
+ * they must outlive ws), the environment's caches with env_caches (the language's: lang.h), the workspace
+ * limit of lim. */
+int fb_call_files_prepare(fb_workspace *ws, const fb_request *req, const fb_ws_files *files, bool env_caches,
                           const fb_sandbox_limits *lim, fb_error *err);
 /* The same from its parts. mount_content: the mounts' changes keep their contents whatever rep says (an
- * execute request reports its scratch space by size, its mounts as a call does: fb_workspace_config). */
+ * execute request reports its scratch space by size, its mounts as a call does: fb_workspace_config).
+ * env_caches: the environment's library caches go in /tmp first (core/env_caches.h; a Python call, and
+ * anything a command or a session may run). */
 int fb_files_prepare(fb_workspace *ws, const char *workdir, const fb_mount_config *mount, const fb_reporting *rep,
-                     bool mount_content, const fb_ws_files *files, const fb_sandbox_limits *lim, fb_error *err);
+                     bool mount_content, const fb_ws_files *files, bool env_caches, const fb_sandbox_limits *lim,
+                     fb_error *err);
 /* The host's event callback (fnbox_call_options' event, sync_allow_abort; opts borrowed, outliving ws):
  * each event of the stage as fnbox_event. No callback: the log only. */
 void fb_call_files_events(fb_workspace *ws, const fnbox_call_options *opts);

@@ -19,6 +19,7 @@
 #include "core/host.h"
 #include "core/launch.h"
 #include "core/output.h"
+#include "lang/lang.h"
 #include "core/result.h"
 #include "core/result_files.h"
 #include "fnbox.h"
@@ -84,6 +85,15 @@ static int missing_result(run_state *s, fb_error *err)
     return 0;
 }
 
+/* The environment's library caches (core/env_caches.h) go to a command (it may run anything) and to code of
+ * a language whose libraries keep them; another language's code does without. They are the host's system
+ * tree's: a named environment's root (another matplotlib, other fonts) does without them too. */
+static bool wants_env_caches(const fb_command *c)
+{
+    const fb_lang_driver *lang = c->language ? fb_lang_lookup(c->language) : NULL;
+    return (!lang || lang->env_caches) && !(c->environment && c->environment->root);
+}
+
 /* The host's say, the network policy and the files, before anything runs. */
 static int prepare(run_state *s, const fnbox_call_options *opts, fb_sandbox_limits *lim, fb_error *err)
 {
@@ -93,7 +103,8 @@ static int prepare(run_state *s, const fnbox_call_options *opts, fb_sandbox_limi
         fb_net_policy_from_patterns(c->permissions.network_all, c->permissions.network_allow,
                                     c->permissions.nnetwork, "permissions.network", &s->netpol, err) < 0 ||
         fb_request_files_decode(c->files, c->workdir, lim->workspace_bytes, &s->files, err) < 0 ||
-        fb_files_prepare(&s->ws, c->workdir, c->mount, &k_reporting, true, &s->files, lim, err) < 0)
+        fb_files_prepare(&s->ws, c->workdir, c->mount, &k_reporting, true, &s->files, wants_env_caches(c), lim,
+                         err) < 0)
         return -1;
     if (opts->fs) /* asked by the mount servers at each operation, and by sync for each change */
         fb_workspace_set_check(&s->ws, fb_host_fs_check, (void *)opts);

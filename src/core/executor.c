@@ -97,7 +97,8 @@ int fb_executor_call(const char *request, size_t request_len, const fnbox_call_o
                                     req.permissions.nnetwork, "permissions.network", &netpol, &err) < 0 ||
         fb_plan_call(&pin, &plan, &err) < 0 ||
         fb_request_files_decode(req.files, req.workdir, lim.workspace_bytes, &files, &err) < 0 ||
-        fb_call_files_prepare(&ws, &req, &files, &lim, &err) < 0) {
+        fb_call_files_prepare(&ws, &req, &files, req.lang->env_caches && !(req.environment && req.environment->root), &lim,
+                              &err) < 0) {
         code = fail_result(&err, fb_result_code_of(&err), t0, plan.signature_source, result, result_len);
         goto done;
     }

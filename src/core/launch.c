@@ -4,6 +4,7 @@
 #include "core/launch.h"
 
 #include "core/call_files.h"
+#include "core/env_caches.h"
 #include "core/pool.h"
 #include "core/result.h"
 
@@ -66,9 +67,14 @@ int fb_launch_env_defaults(const char **envp, size_t cap, const char *const *def
     return 0;
 }
 
-/* fnbox's minimal environment: nothing comes from fnbox's own. */
+/* fnbox's minimal environment: nothing comes from fnbox's own. MPLCONFIGDIR: matplotlib's config and cache
+ * directory in one, where the environment's font list is placed (core/env_caches.h); without it matplotlib
+ * also makes $HOME/.config/matplotlib, which a call would report as its own. PYTHONDONTWRITEBYTECODE: a
+ * Python program run by a command writes no __pycache__ of the workspace's modules, which the call would
+ * report as its files (the libraries' own bytecode is Debian's, read from /usr: nothing is compiled). */
 const char *const fb_launch_base_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
-                                          "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", NULL};
+                                          "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox",
+                                          FB_ENV_CACHE_MPLCONFIGDIR, "PYTHONDONTWRITEBYTECODE=1", NULL};
 
 int fb_launch_env_build(const char *const *const *layers, size_t nlayers, const char **envp, size_t cap,
                         fb_error *err)

@@ -184,7 +184,8 @@ static int configure(fnbox_session *s, fb_error *err)
 static int prepare_files(fnbox_session *s, fb_error *err)
 {
     fb_reporting rep = {.include_denied = true};
-    if (fb_files_prepare(&s->ws, s->opt.workdir, s->opt.mount, &rep, false, &s->opt.files, &s->spec.limits, err) < 0)
+    if (fb_files_prepare(&s->ws, s->opt.workdir, s->opt.mount, &rep, false, &s->opt.files,
+                         !(s->opt.environment && s->opt.environment->root), &s->spec.limits, err) < 0)
         return -1;
     s->spec.fuse_paths = s->ws.mount_paths;
     s->spec.nfuse = s->ws.nmounts;

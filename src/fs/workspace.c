@@ -76,15 +76,35 @@ static int place_file(fb_workspace *ws, const fb_ws_file *f, fb_error *err)
     return fb_baseline_add(&ws->baseline, root, f->path, false, false, f->data, f->len, err);
 }
 
-static int stage_files(fb_workspace *ws, fb_error *err)
+/* Whether a preset file gives way: a request file stands at its path or at one of its parents (the request's
+ * own wins), it would land in a mount (nothing of fnbox's may reach a mount's view, which syncs) or where a
+ * directory the sandbox needs must be, or in a reserved path. */
+static bool preset_left_out(const fb_workspace *ws, const fb_ws_file *f)
 {
     const fb_ws_files *files = ws->cfg.files;
-    if (!files || files->n == 0)
+    for (size_t i = 0; files && i < files->n; i++)
+        if (at_or_under(f->path, files->v[i].path))
+            return true;
+    const char *rel;
+    if (ws->cfg.mount && fb_mount_find(ws->cfg.mount, f->path, &rel) != NULL)
+        return true;
+    const char *root = scratch_root_of(ws, f->path);
+    return !root || (strcmp(root, "/") == 0 && blocked_by(ws, f->path));
+}
+
+static int stage_files(fb_workspace *ws, fb_error *err)
+{
+    const fb_ws_files *files = ws->cfg.files, *preset = ws->cfg.preset;
+    size_t n = (files ? files->n : 0) + (preset ? preset->n : 0);
+    if (n == 0)
         return 0;
-    ws->staged = calloc(files->n, sizeof *ws->staged);
+    ws->staged = calloc(n, sizeof *ws->staged);
     if (!ws->staged)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "files");
-    for (size_t i = 0; i < files->n; i++)
+    for (size_t i = 0; preset && i < preset->n; i++)
+        if (!preset_left_out(ws, &preset->v[i]) && place_file(ws, &preset->v[i], err) < 0)
+            return -1;
+    for (size_t i = 0; files && i < files->n; i++)
         if (place_file(ws, &files->v[i], err) < 0)
             return -1;
     return 0;
@@ -392,6 +412,8 @@ void fb_ws_live_sync_free(fb_ws_live_sync *s)
 
 void fb_workspace_free(fb_workspace *ws)
 {
+    if (ws->preset_release)
+        ws->preset_release(ws->preset_ctx);
     for (size_t i = 0; i < ws->events.n; i++)
         event_strings_free(&ws->events.v[i]);
     free(ws->events.v);

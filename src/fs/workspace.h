@@ -52,6 +52,12 @@ typedef struct fb_workspace_config {
     const char *workdir;               /* absolute; the function's cwd */
     const fb_mount_config *mount;      /* NULL: no mount. Borrowed: outlives the workspace */
     const fb_ws_files *files;          /* the request's files (NULL: none). Borrowed: outlives the workspace */
+    /* Files the environment puts in the scratch space before the request's: the caches its libraries would
+     * otherwise rebuild at every start (core/env_caches.h). Like the request's, each is in the baseline
+     * with its data, so it is reported only if the function changes it; one a request file covers, or that
+     * would land in a mount or in a directory the sandbox needs, is left out. NULL: none. Borrowed:
+     * outlives the workspace (preset_release). */
+    const fb_ws_files *preset;
     uint64_t view_bytes;               /* what the function may write into each mount's view (ENOSPC beyond) */
     size_t track_max_entries;          /* scratch entries walked per area after the call */
     bool with_content;                 /* report contents (reporting includeContents) */
@@ -97,6 +103,8 @@ typedef struct fb_workspace {
                                       the workspace's; the strings and data in it are borrowed from cfg.files) */
     size_t nstaged;
     fb_baseline baseline;          /* what the scratch space starts with */
+    void (*preset_release)(void *ctx); /* called by fb_workspace_free: the owner of cfg.preset lets it go */
+    void *preset_ctx;
     fb_fs_check check;             /* the host's say per access and before sync (NULL: the rules alone) */
     void *check_ctx;
     fb_ws_event_fn on_event;       /* NULL: the log only */

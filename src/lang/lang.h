@@ -93,6 +93,9 @@ struct fb_lang_driver {
     /* A top-level function named `_x` is a private helper by the language's convention: without
      * functionName it is not a candidate while a public function exists (fb_sig_list_choose). */
     bool underscore_private;
+    /* Its libraries keep caches the environment builds once (core/env_caches.h: matplotlib's font list,
+     * fontconfig's caches): a call of the language gets them in its /tmp. */
+    bool env_caches;
 
     /* Arguments: the language's calling convention (one of args.h's fb_normalize_<language>), run by
      * fb_normalize_args. */

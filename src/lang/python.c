@@ -52,6 +52,7 @@ const fb_lang_driver fb_lang_python = {
     .package = "python3",
     .infer = fb_infer_python,
     .underscore_private = true,
+    .env_caches = true,
     .normalize = fb_normalize_python,
     .args_as_text = fb_lang_args_as_text,
     /* f() missing 1 required positional argument, unexpected keyword... */

@@ -83,4 +83,19 @@
 #define FB_COMPILE_MEMORY_BYTES (1024ULL * FB_MiB) /* cc1plus on <iostream> alone takes ~100 MB */
 #define FB_COMPILE_TMP_BYTES (256ULL * FB_MiB)
 
+/* An environment's library caches (core/env_caches.c): what the builder may leave and take, what the key
+ * looks at */
+#define FB_ENV_CACHE_MAX_BYTES (32ULL * FB_MiB)     /* the builder's archive (and its /tmp) */
+#define FB_ENV_CACHE_MAX_FILES 256                 /* files in it */
+#define FB_ENV_CACHE_MAX_PLACED (2ULL * FB_MiB)    /* what a call gets of them, in the root's tmpfs (its 4 MiB
+                                                      beyond tmpBytes): matplotlib's list first, then as many of
+                                                      fontconfig's caches as fit (a desktop's fonts can make MBs) */
+#define FB_ENV_CACHE_MAX_NAME 128                  /* one file's name */
+#define FB_ENV_CACHE_MAX_DIRS 4096                 /* font directories (and files) the key stats */
+#define FB_ENV_CACHE_MAX_DEPTH 8                   /* how deep under a font directory */
+#define FB_ENV_CACHE_MAX_FINGERPRINT (1ULL * FB_MiB) /* their identities as text */
+#define FB_ENV_CACHE_RECHECK_S 1.0                 /* a process looks at the key's files at most this often */
+#define FB_ENV_CACHE_TIMEOUT_S 120.0               /* matplotlib scans every font: ~1 s here */
+#define FB_ENV_CACHE_MEMORY_BYTES (1024ULL * FB_MiB)
+
 #endif

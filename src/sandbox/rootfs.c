@@ -27,9 +27,14 @@
 
 #define SYSTEM_DIRS "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"
 static const char *const k_system_dirs[] = {SYSTEM_DIRS};
+/* Caches of the system tree its libraries read, read-only like it (the system's own: Debian's fontconfig
+ * trigger rebuilds it when fonts change): fontconfig finds its font caches and scans nothing. A call's own
+ * library caches are core/env_caches.c's. */
+#define SYSTEM_CACHES "/var/cache/fontconfig"
+static const char *const k_system_caches[] = {SYSTEM_CACHES};
 /* What the root keeps read-only (fb_sandbox_reserved_path): the system dirs and the root's own system
  * entries; /.fnbox-none exists in test builds only. */
-static const char *const k_reserved[] = {SYSTEM_DIRS, "/etc", "/proc", "/dev", "/.fnbox", "/.fnbox-none",
+static const char *const k_reserved[] = {SYSTEM_DIRS, SYSTEM_CACHES, "/etc", "/proc", "/dev", "/.fnbox", "/.fnbox-none",
                                          "/node_modules" /* an environment's javascript.paths (spec.layers) */};
 /* Directories of the root's own tmpfs sealed read-only by a bind over themselves once they are built: the
  * root stays writable (the function's scratch space), these do not. */
@@ -667,6 +672,9 @@ static int build_root(const fb_sandbox_spec *spec, const sources *srcs, const in
             return -1;
     for (size_t l = 0; l < spec->nlayers; l++) /* before /proc is mounted: see mount_layer */
         if (mount_layer(&spec->layers[l], srcs->layer[l], err) < 0)
+            return -1;
+    for (size_t i = 0; i < sizeof k_system_caches / sizeof *k_system_caches; i++)
+        if (mirror_path(srcs->sys, k_system_caches[i], err) < 0)
             return -1;
     if (build_etc(srcs->sys, err) < 0 || build_proc(err) < 0)
         return -1;

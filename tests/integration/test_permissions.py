@@ -18,8 +18,10 @@ ENV_DUMP = {
     "php": "function f() {\n  return (object) getenv();\n}\n",
 }
 
-# Variables fnbox's minimal environment holds for every language (the drivers add their own few).
-BASE_KEYS = {"PATH", "HOME", "TMPDIR", "LANG", "USER", "LOGNAME"}
+# Variables fnbox's minimal environment holds for every language (the drivers add their own few);
+# MPLCONFIGDIR: matplotlib's directory, where the environment's font list is placed (core/env_caches.h);
+# PYTHONDONTWRITEBYTECODE: no __pycache__ among a command's files.
+BASE_KEYS = {"PATH", "HOME", "TMPDIR", "LANG", "USER", "LOGNAME", "MPLCONFIGDIR", "PYTHONDONTWRITEBYTECODE"}
 # What a driver or the runtime itself may add on top (Python sets LC_CTYPE when it coerces the C locale).
 RUNTIME_KEYS = {"PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "LC_CTYPE", "RUBYOPT"}
 

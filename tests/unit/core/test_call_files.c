@@ -133,7 +133,7 @@ static int start(call *c, const char *extra, const fnbox_call_options *opts, fb_
     parse(c, extra);
     fb_launch_limits(&c->req, &c->lim);
     if (fb_request_files_decode(c->req.files, c->req.workdir, c->lim.workspace_bytes, &c->files, err) < 0 ||
-        fb_call_files_prepare(&c->ws, &c->req, &c->files, &c->lim, err) < 0)
+        fb_call_files_prepare(&c->ws, &c->req, &c->files, false, &c->lim, err) < 0)
         return -1;
     static const fnbox_call_options k_none = {.size = sizeof k_none, .cancel_fd = -1}; /* the executor's default */
     fb_call_files_events(&c->ws, opts ? opts : &k_none);
