@@ -2,6 +2,7 @@
 """System-tree walk benchmark: what walking the sandbox's /usr costs against the warm host (issue 30).
 
     bench/bench_walk.py [-n 5] [--fnbox build/fnbox] [--weak build-weak/fnbox] [--tree /usr] [--live 2]
+                        [--environments FILE --environment NAME]
 
 The sandbox's system tree is a per-call read-only overlay of the host's (src/sandbox/rootfs.c overlay_ro:
 every call has its own inodes, so its own flock/fcntl locks). A fresh overlay superblock has no dentries or
@@ -23,6 +24,9 @@ dentries and inodes), and the slab delta of --live sandboxes alive at once, idle
 the tree (/proc/meminfo Slab; the machine's other activity is noise here, the per-sandbox figure is what
 matters, tens of MB apart). The sandboxes are held alive by sleeping until a wall-clock deadline (the
 sandbox shares the host's clock), so the benchmark ends nothing itself.
+
+With --environment, the sandbox walks the environment's root (its TREE) and the host ROOT/TREE: the same
+files, the same per-call overlay.
 """
 import argparse
 import json
@@ -81,8 +85,17 @@ def host_stat(tree):
     return int(out.stdout.split()[0]) / 1e3
 
 
+ENVIRONMENT = {}  # --environment: {"name": NAME, "file": FILE}, added to every sandbox's request
+
+
+def exec_argv(exe, *extra):
+    return [exe, "exec", *extra] + (["--environments", ENVIRONMENT["file"]] if ENVIRONMENT else [])
+
+
 def fnbox_exec(exe, request, env=None):
-    run = subprocess.run([exe, "exec"], input=json.dumps(request), capture_output=True, text=True, env=env,
+    if ENVIRONMENT:
+        request = {**request, "environment": ENVIRONMENT["name"]}
+    run = subprocess.run(exec_argv(exe), input=json.dumps(request), capture_output=True, text=True, env=env,
                          timeout=300)
     try:
         res = json.loads(run.stdout)
@@ -145,7 +158,9 @@ def live_memory(exe, tree, k, walk_budget):
     t2 = t1 + walk_budget
     req = {"code": LIVE_PY, "language": "python3", "args": [tree, str(t1), str(t2)],
            "timeout": int(t2 - time.time()) + 30, "limits": {"memoryBytes": 1 << 30}}
-    procs = [subprocess.Popen([exe, "exec", "--stream"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if ENVIRONMENT:
+        req["environment"] = ENVIRONMENT["name"]
+    procs = [subprocess.Popen(exec_argv(exe, "--stream"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
              for _ in range(k)]
     for p in procs:
         p.stdin.write(json.dumps(req))
@@ -173,8 +188,17 @@ def main():
                          "adds the case with the system tree bound instead of overlaid; '' to skip")
     ap.add_argument("--tree", default="/usr")
     ap.add_argument("--live", type=int, default=2, help="sandboxes alive at once for the memory figure (0: skip)")
+    ap.add_argument("--environments", help="an environments file (fnbox exec --environments)")
+    ap.add_argument("--environment", help="walk this environment's root: its TREE in the sandbox against "
+                                          "ROOT/TREE on the host")
     ap.add_argument("--walk-budget", type=float, default=20.0, help="seconds the live sandboxes have to walk")
     a = ap.parse_args()
+    host_tree = a.tree
+    if a.environment:
+        with open(a.environments or os.environ["FNBOX_ENVIRONMENTS"]) as fh:
+            root = json.load(fh)["environments"][a.environment]["root"]
+        ENVIRONMENT.update(name=a.environment, file=a.environments or os.environ["FNBOX_ENVIRONMENTS"])
+        host_tree = os.path.join(root, a.tree.lstrip("/"))
 
     # (name, fnbox or None for the host, environment, walks in the call: the last is timed)
     cases = [("host", None, None, 1), ("fnbox exec", a.fnbox, None, 1),
@@ -185,16 +209,17 @@ def main():
             cases.append(("fnbox exec, tree bound (no defence)", a.weak, env, 1))
         else:  # a build without -DFB_DEFENCE_SWITCHES keeps every defence
             print(f"(--weak {a.weak} still overlays {a.tree}: no defence switches; case left out)", file=sys.stderr)
-    print(f"fnbox system-tree walk benchmark: {os.cpu_count()} CPUs, tree {a.tree}, fnbox={a.fnbox}")
-    host_find(a.tree), host_stat(a.tree)  # warm the host's caches
+    where = f"environment {a.environment} ({host_tree} on the host)" if a.environment else a.tree
+    print(f"fnbox system-tree walk benchmark: {os.cpu_count()} CPUs, tree {where}, fnbox={a.fnbox}")
+    host_find(host_tree), host_stat(host_tree)  # warm the host's caches
     times = {w: {c[0]: [] for c in cases} for w in ("find", "stat-walk")}
     peak = []
     for r in range(a.rounds):
         for name, exe, env, walks in cases:
-            times["find"][name].append(host_find(a.tree) if exe is None else box_find(exe, a.tree, env, walks)[0])
+            times["find"][name].append(host_find(host_tree) if exe is None else box_find(exe, a.tree, env, walks)[0])
         for name, exe, env, walks in cases:
             if exe is None:
-                times["stat-walk"][name].append(host_stat(a.tree))
+                times["stat-walk"][name].append(host_stat(host_tree))
                 continue
             ms, usage = box_stat(exe, a.tree, env, walks)
             times["stat-walk"][name].append(ms)
@@ -204,7 +229,7 @@ def main():
             f"{w} " + " / ".join(f"{times[w][c[0]][-1]:.0f}" for c in cases) for w in times), file=sys.stderr)
 
     for w, by in times.items():
-        print(f"\n{w} of {a.tree} ({a.rounds} rounds, ms timed inside the walk)")
+        print(f"\n{w} of {where} ({a.rounds} rounds, ms timed inside the walk)")
         print(f"{'case':<40}{'median':>9}{'min':>9}{'max':>9}{'x host':>9}")
         for name, v in by.items():
             print(f"{name:<40}{med(v):>9.0f}{min(v):>9.0f}{max(v):>9.0f}{med(v) / med(by['host']):>8.2f}x")
