@@ -162,6 +162,7 @@ bench: all bench-overhead
 	bench/bench_warm.py
 	bench/bench_output.py
 	bench/bench_matplotlib.py
+	bench/bench_walk.py
 
 clean:
 	rm -rf build build-asan

@@ -67,6 +67,25 @@ def test_tmpfs_counts_against_memory():
     limit_error(res, "MemoryLimitExceeded", "memoryBytes", "crash")
 
 
+def test_walking_the_system_tree_fits_any_memory_limit():
+    """The call's own overlay of /usr (src/sandbox/rootfs.c overlay_ro) gets an inode and a dentry for every
+    entry the call looks up: about 1 KiB each, ~180 MiB for a stat of all of /usr, charged to the call's
+    memory (docs/internals/sandbox.md, "What the overlay costs a walk"). It is reclaimable, so a walk of
+    the whole tree under a small limit completes (the kernel drops the call's own dentries) and is not a
+    memory kill; the peak stays within the limit."""
+    code = ("import os\n"
+            "def f():\n"
+            "    n = 0\n"
+            "    for root, dirs, files in os.walk('/usr'):\n"
+            "        for name in files:\n"
+            "            os.lstat(os.path.join(root, name))\n"
+            "            n += 1\n"
+            "    return n\n")
+    res = call(req("python", code, "f", [], limits={"memoryBytes": 32 * MiB}, timeout=120), timeout=180)
+    assert ok(res) > 10000, describe(res.result)
+    assert res.result["usage"]["peakMemoryBytes"] <= 32 * MiB, describe(res.result)
+
+
 # ---- processes ----
 
 FORKS = ("import os, time\n"
