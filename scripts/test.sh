@@ -18,7 +18,7 @@
 # Landlock, not x86_64); a dependency scripts/install-deps.sh installs is a failure when it is missing.
 #
 # Environment: WARM=0 skips the warm pass (pass 1); CLIENTS=0 skips the client packages' suites (pass 1); SANITIZE=0 skips pass 2; WEAK=0 pass 3; LINT=0 pass 4; FUZZ=0 pass 5; PYTHON (default /usr/bin/python3, which has pytest);
-# UNPRIV=0 skips the unprivileged pass (run_unprivileged, after pass 1's client suites).
+# ENVPASS=0 skips the environment pass (run_environment, after the warm pass); UNPRIV=0 skips the unprivileged pass (run_unprivileged, after pass 1's client suites).
 # PYTEST_ARGS adds arguments to both pytest runs (e.g. PYTEST_ARGS="-k roundtrip -x").
 # Nothing is written into the repository besides the build directories (no .pytest_cache, no __pycache__).
 set -u
@@ -218,6 +218,34 @@ EOF
     rm -rf "$dir"
 }
 
+# The environment pass (issue 30): the security suites once more with every call and execute request in a
+# named environment (tests/integration/fnboxlib.py adds "environment" to each): its root is "/" given as an
+# environment's root (so every path of the system tree is resolved through the untrusted-root code:
+# spec.sysroot) and it places a Python and a Node package directory (spec.layers). A first check shows the
+# environment is in effect (its packages import); it counts as one test.
+run_environment() {
+    local dir rc out
+    dir=$(mktemp -d /tmp/fnbox-envpass.XXXXXX)
+    mkdir -p "$dir/py" "$dir/node_modules/envpass"
+    echo 'WHERE = "layer"' >"$dir/py/envpass_mod.py"
+    echo 'module.exports = "layer";' >"$dir/node_modules/envpass/index.js"
+    chmod -R a+rX "$dir"
+    printf '{"environments": {"escape": {"root": "/", "python": {"paths": ["%s/py"]}, "javascript": {"paths": ["%s/node_modules"]}}}}\n' \
+        "$dir" "$dir" >"$dir/envs.json"
+    out=$(printf '%s\n' '{"language": "python", "code": "import envpass_mod\nprint(envpass_mod.WHERE)", "environment": "escape"}' |
+        FNBOX_ENVIRONMENTS=$dir/envs.json build/fnbox exec)
+    rc=$?
+    if [ "$rc" = 0 ] && [ "$(printf '%s' "$out" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["stdout"], end="")')" = layer ]; then
+        PASSED=$((PASSED + 1))
+        FNBOX_ENVIRONMENTS=$dir/envs.json FNBOX_TEST_ENVIRONMENT=escape run_pytest build/fnbox "pytest-environment" \
+            "$@"
+    else
+        say "pytest-environment: FAIL the environment is not in effect (exit $rc): $out"
+        FAILED=$((FAILED + 1))
+    fi
+    rm -rf "$dir"
+}
+
 # The unprivileged pass (issue 29): the session, kernel and client suites once more as an ordinary user, as a
 # developer's own `fnbox serve` and the clients' local mode run them: user namespaces only, no writable
 # cgroup, no /dev/fuse (the mount tests skip, saying so). Needs root to switch users: UNPRIV_USER (default
@@ -309,6 +337,7 @@ if $MAKE --no-print-directory all unit; then
         tests/integration/test_{parallel,permissions}.py \
         tests/integration/test_{request,roundtrip,scratch_root,schema_strict,seed_compat,seed_compat_args}.py \
         tests/integration/test_{timeout,usage,workspace}.py
+    [ "${ENVPASS:-1}" = 0 ] || run_environment tests/security
 else
     say "build failed"
     FAILED=$((FAILED + 1))

@@ -208,6 +208,9 @@ def check_shape(result, code):
 # those made from another directory than the server's (relative mount paths are the caller's) and an empty
 # request (HTTP refuses an empty body before the call path sees it).
 WARM_SOCKET = os.environ.get("FNBOX_WARM_SOCKET")
+# The environment pass (scripts/test.sh run_environment): every call and execute request that names no
+# environment runs in this one (FNBOX_ENVIRONMENTS names the file that declares it).
+TEST_ENVIRONMENT = os.environ.get("FNBOX_TEST_ENVIRONMENT")
 WARM_CWD = os.environ.get("FNBOX_WARM_CWD") or str(REPO)
 
 
@@ -251,6 +254,9 @@ def call(request, timeout=60, env=None, argv=("call", "-"), pass_fds=(), exe=Non
 
     Returns CallResult (result, exit_code, stderr). Fails the test if stdout is not exactly one JSON
     object, if the exit code is neither 0 nor 2, or if a sanitizer reported anything."""
+    if TEST_ENVIRONMENT and argv and argv[0] in ("call", "exec") and isinstance(request, dict) and \
+            "environment" not in request:
+        request = {**request, "environment": TEST_ENVIRONMENT}
     raw = request if isinstance(request, (str, bytes)) else json.dumps(request)
     if (WARM_SOCKET and tuple(argv) == ("call", "-") and env is None and not pass_fds and exe is None and raw and
             os.getcwd() == WARM_CWD):
