@@ -291,6 +291,10 @@ def _add_site_dirs():
 def _setup_environment(workdir):
     _add_site_dirs()
     path = sys.path
+    # PYTHONPATH, which only a request's own permissions.env sets (a reserved name: allowAllEnv), means what it
+    # means to python3 without -I: its directories come before the standard library and the packages.
+    extra = [p for p in _os.environ.get(b'PYTHONPATH', b'').decode('utf-8', 'replace').split(':') if p]
+    path[0:0] = [p for p in extra if p not in path]
     # Modules in the workspace are importable, after the standard library and the installed packages.
     if workdir not in path:
         path.append(workdir)

@@ -250,3 +250,12 @@ def test_mount_permissions_override_allow_all_fs(tmp_path):
     res = call(req("python", WRITE_FILE, "f", [], mount=mount, permissions="allowAll"))
     assert failed(res)["type"] == "PermissionError", describe(res.result)
     assert not (tmp_path / "new.txt").exists()
+
+
+def test_pythonpath_from_the_request_is_on_sys_path():
+    """PYTHONPATH set by the request itself (a reserved name: the allowAllEnv preset) means what it means to
+    python3: its directories come first on sys.path (the harness runs -I, which would ignore it)."""
+    res = call(req("python", "import sys\ndef f():\n    import ppmod\n    return [ppmod.V, sys.path[:2]]",
+                   files={"lib/ppmod.py": "V = 3"},
+                   permissions={"preset": "allowAllEnv", "env": {"PYTHONPATH": "/workspace/lib:/nowhere"}}))
+    assert ok(res) == [3, ["/workspace/lib", "/nowhere"]], describe(res)
