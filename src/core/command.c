@@ -77,14 +77,20 @@ static const exec_lang *find_lang(const char *name)
     return NULL;
 }
 
-static const char *find_runtime(const exec_lang *l)
+/* The language's runtime in root (an environment's; NULL: the host's). */
+static const char *find_runtime_in(const exec_lang *l, const char *root)
 {
     if (l->driver)
-        return fb_lang_find_runtime(fb_lang_lookup(l->driver));
+        return fb_lang_find_runtime_in(fb_lang_lookup(l->driver), root);
     for (const char *const *r = l->runtimes; *r; r++)
-        if (access(*r, X_OK) == 0)
+        if (root ? fb_lang_executable_in(root, *r) : access(*r, X_OK) == 0)
             return *r;
     return NULL;
+}
+
+static const char *find_runtime(const exec_lang *l)
+{
+    return find_runtime_in(l, NULL);
 }
 
 bool fb_command_language_at(size_t i, fb_command_language *out)
@@ -221,22 +227,26 @@ static int make_env(fb_command_program *p, const fb_command *cmd, fb_error *err)
     size_t base = 0;
     while (fb_launch_base_env[base])
         base++;
-    p->env_cap = base + cmd->permissions.nenv + cmd->nenv + FB_COMMAND_EXTRA_ENV + 1;
+    p->env_cap = base + FB_ENV_MAX_VARS + cmd->permissions.nenv + cmd->nenv + FB_COMMAND_EXTRA_ENV + 1;
     p->envp = calloc(p->env_cap, sizeof *p->envp);
     if (!p->envp)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "environment");
-    const char *const *const layers[] = {fb_launch_base_env, cmd->permissions.env, cmd->env};
-    return fb_launch_env_build(layers, 3, p->envp, p->env_cap, err);
+    const char *const *const layers[] = {fb_launch_base_env, p->envl.vars, cmd->permissions.env, cmd->env};
+    return fb_launch_env_build(layers, 4, p->envp, p->env_cap, err);
 }
 
 static int unknown_language(fb_command_program *p, const char *language, fb_error *err)
 {
-    static const char k_prefix[] = "Language interpreter not found: ";
-    size_t cap = sizeof k_prefix + strlen(language) + 1;
+    static const char k_prefix[] = "Language interpreter not found";
+    const fb_environment *env = p->envl.env && p->envl.env->root ? p->envl.env : NULL;
+    size_t cap = sizeof k_prefix + sizeof " in environment : " + (env ? strlen(env->name) : 0) + strlen(language) + 1;
     p->missing_owned = malloc(cap);
     if (!p->missing_owned)
         return fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "language");
-    snprintf(p->missing_owned, cap, "%s%s\n", k_prefix, language);
+    if (env)
+        snprintf(p->missing_owned, cap, "%s in environment %s: %s\n", k_prefix, env->name, language);
+    else
+        snprintf(p->missing_owned, cap, "%s: %s\n", k_prefix, language);
     p->missing = p->missing_owned;
     return 0;
 }
@@ -318,7 +328,7 @@ static int code_file(fb_command_program *p, const exec_lang *l, const fb_command
 static int code_program(fb_command_program *p, const fb_command *cmd, fb_error *err)
 {
     const exec_lang *l = find_lang(cmd->language);
-    const char *runtime = l ? find_runtime(l) : NULL;
+    const char *runtime = l ? find_runtime_in(l, p->envl.env ? p->envl.env->root : NULL) : NULL;
     if (!runtime)
         return unknown_language(p, cmd->language, err);
     p->language = l->name;
@@ -326,8 +336,11 @@ static int code_program(fb_command_program *p, const fb_command *cmd, fb_error *
         return -1;
     if (!l->compile) {
         p->exec_path = runtime;
+        /* php.paths: include_path has no variable; before Debian's default, over the root's */
+        bool php_paths = strcmp(l->name, "php") == 0 && p->envl.env && p->envl.env->paths[FB_ENV_PHP].n;
         const char *head[] = {runtime, p->source, NULL};
-        return make_argv(p, head, cmd, err);
+        const char *php_head[] = {runtime, "-d", "include_path=.:" FB_ENV_PHP_DIR ":/usr/share/php", p->source, NULL};
+        return make_argv(p, php_paths ? php_head : head, cmd, err);
     }
     if (!p->exec_any)
         return BAD("permissions.childProcess: %s is compiled by %s, which runs programs of its own (cc1, as, ld) "
@@ -345,6 +358,7 @@ int fb_command_prepare(const fb_command *cmd, fb_command_program *out, fb_error 
 {
     *out = (fb_command_program){.exec_allow = cmd->permissions.exec_allow, .exec_any = cmd->permissions.exec_any,
                                 .cwd = cmd->cwd};
+    fb_env_launch_init(&out->envl, cmd->environment);
     if (cmd->cwd && fb_sandbox_reserved_path(cmd->cwd))
         return BAD("cwd: '%.200s' is on a read-only system path; choose a directory under %s, /tmp or another "
                    "path of your own",
@@ -375,6 +389,7 @@ void fb_command_program_spec(fb_command_program *p, fb_sandbox_spec *spec)
     spec->exec_any = p->exec_any;
     spec->input_on_stdin = true;
     spec->no_result_fd = !p->compiled;
+    fb_env_launch_apply(&p->envl, spec);
 }
 
 void fb_command_program_free(fb_command_program *p)

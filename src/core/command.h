@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "request/command.h"
+#include "core/environment.h"
 #include "sandbox/sandbox.h"
 #include "util/error.h"
 
@@ -48,6 +49,7 @@ typedef struct fb_command_program {
     char *missing_owned;
     char *main_owned;             /* main's path (source), owned */
     char *script_owned;           /* a compiled language's compile-and-run script (argv[2]), owned */
+    fb_env_launch envl;           /* the environment: its root's interpreters, layers and variables */
 } fb_command_program;
 
 /* What runs for cmd. The base environment is fnbox's (PATH, HOME=/tmp, LANG...), then permissions.env,

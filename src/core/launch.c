@@ -85,10 +85,11 @@ int fb_launch_env_build(const char *const *const *layers, size_t nlayers, const 
 /* The function's whole environment: fnbox's minimal one, the driver's, then the request's permissions.env
  * (which may replace the first two only under allowAllEnv: request/permissions.c refuses reserved keys
  * otherwise). */
-static int build_env(const char *const *driver_env, const fb_permissions *perm, const char **envp, fb_error *err)
+static int build_env(const char *const *driver_env, const fb_env_launch *envl, const fb_permissions *perm,
+                     const char **envp, fb_error *err)
 {
-    const char *const *const layers[] = {fb_launch_base_env, driver_env, perm->env};
-    return fb_launch_env_build(layers, 3, envp, FB_LAUNCH_MAX_ENV, err);
+    const char *const *const layers[] = {fb_launch_base_env, driver_env, envl->vars, perm->env};
+    return fb_launch_env_build(layers, 4, envp, FB_LAUNCH_MAX_ENV, err);
 }
 
 /* The files the driver places, as the sandbox takes them. */
@@ -105,11 +106,13 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
                       fb_error *err)
 {
     const fb_lang_driver *lang = req->lang;
-    fb_lang_runnable run = {.runtime = fb_lang_find_runtime(lang), .program = prog->data, .program_len = prog->len};
+    fb_env_launch_init(&l->envl, req->environment);
+    fb_lang_runnable run = {.runtime = fb_env_runtime(l->envl.env, lang, err), .program = prog->data,
+                            .program_len = prog->len};
     if (!run.runtime)
-        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
-                            lang->name, lang->runtimes[0]);
-    if (lang->exec(lang, &run, &l->exec, err) < 0 || build_env(l->exec.env, &req->permissions, l->envp, err) < 0)
+        return -1;
+    if (lang->exec(lang, &run, &l->exec, err) < 0 ||
+        build_env(l->exec.env, &l->envl, &req->permissions, l->envp, err) < 0)
         return -1;
     launch_files(l);
     fb_lang_call call = {.code = req->code, .code_len = req->code_len, .function_name = plan->function_name,
@@ -123,27 +126,23 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
 
 int fb_launch_apply_environment(const fb_environment *env, fb_sandbox_spec *spec, fb_error *err)
 {
-    (void)spec;
-    bool paths = false;
-    for (int i = 0; env && i < FB_ENV_NLANGS; i++)
-        paths = paths || env->paths[i].n > 0;
-    /* fail closed until the sandbox knows how: a root or paths asked for are never silently the host's */
-    if (env && (env->root || paths))
-        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, 0, "environment %s: a root or language paths cannot be "
-                            "placed in the sandbox by this build", env->name);
+    (void)err;
+    /* the layers (its paths, a call's dependencies) come from the caller's fb_env_launch, which lives as long
+     * as the spec; the system tree from here, so no spec of an environment runs on the host's */
+    spec->sysroot = env ? env->root : NULL;
     return 0;
 }
 
 int fb_launch_template(const fb_lang_driver *lang, const fb_environment *env, fb_launch *l, fb_sandbox_spec *spec,
                        fb_error *err)
 {
-    fb_lang_runnable run = {.runtime = fb_lang_find_runtime(lang)};
+    fb_lang_runnable run = {.runtime = fb_env_runtime(env, lang, err)};
     fb_call_limits defaults;
     fb_permissions none = {0};
     if (!run.runtime)
-        return fb_set_error(err, FB_ERR_KERNEL_FEATURE, 0, "no %s runtime found (looked for %s); run `fnbox doctor`",
-                            lang->name, lang->runtimes[0]);
-    if (lang->exec(lang, &run, &l->exec, err) < 0 || build_env(l->exec.env, &none, l->envp, err) < 0 ||
+        return -1;
+    fb_env_launch_init(&l->envl, env);
+    if (lang->exec(lang, &run, &l->exec, err) < 0 || build_env(l->exec.env, &l->envl, &none, l->envp, err) < 0 ||
         fb_request_limits_parse(NULL, "limits", FB_DEFAULT_TIMEOUT_S, &defaults, err) < 0)
         return -1;
     launch_files(l);
@@ -164,6 +163,7 @@ int fb_launch_template(const fb_lang_driver *lang, const fb_environment *env, fb
     /* the widest deadline and CPU limit: each call lowers the CPU limit to its own */
     defaults.cpu_seconds = FB_MAX_CPU_SECONDS;
     fb_launch_limits_of(FB_MAX_TIMEOUT_S, &defaults, &spec->limits);
+    fb_env_launch_apply(&l->envl, spec);
     return fb_launch_apply_environment(env, spec, err);
 }
 
@@ -228,6 +228,7 @@ int fb_launch_run(const fb_request *req, fb_launch *l, fb_workspace *ws, int can
         .inert_until_input = l->exec.inert_until_input,
     };
     fb_launch_limits(req, &spec.limits);
+    fb_env_launch_apply(&l->envl, &spec);
     fb_launch_attach a = {.envp = l->envp, .env_cap = FB_LAUNCH_MAX_ENV, .ws = ws,
                           .keep_scratch = req->reporting.include_changes, .net = net, .output = l->output,
                           .pool = pool, .environment = req->environment};

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "core/compile.h"
+#include "core/environment.h"
 #include "core/output.h"
 #include "core/pool.h"
 #include "request/limits.h"
@@ -32,6 +33,7 @@ typedef struct fb_launch {
     fb_output *output;                      /* NULL, or told the output as it arrives (borrowed) */
     bool stream;                            /* the caller takes the output as it arrives (fb_lang_call.stream):
                                                set before fb_launch_prepare */
+    fb_env_launch envl;                     /* the request's environment: system tree, layers, variables */
 } fb_launch;
 
 /* The request's limits (defaults filled in by request/request.c) as the sandbox takes them. */

@@ -119,6 +119,23 @@ static bool same_limits(const fb_sandbox_limits *t, const fb_sandbox_limits *s, 
            s->cpu_seconds <= t->cpu_seconds && s->timeout_s <= t->timeout_s;
 }
 
+/* The same system tree and layers (an environment's). */
+static bool same_tree(const fb_sandbox_spec *t, const fb_sandbox_spec *s)
+{
+    if ((t->sysroot == NULL) != (s->sysroot == NULL) || (t->sysroot && strcmp(t->sysroot, s->sysroot) != 0) ||
+        t->nlayers != s->nlayers)
+        return false;
+    for (size_t l = 0; l < s->nlayers; l++) {
+        const fb_sandbox_layer *a = &t->layers[l], *b = &s->layers[l];
+        if (strcmp(a->dst, b->dst) != 0 || a->nsrcs != b->nsrcs)
+            return false;
+        for (size_t i = 0; i < a->nsrcs; i++)
+            if (strcmp(a->srcs[i], b->srcs[i]) != 0)
+                return false;
+    }
+    return true;
+}
+
 static bool fits(const pool_lang *pl, const fb_environment *env, const fb_sandbox_spec *s)
 {
     if (pl->env != env)
@@ -131,7 +148,7 @@ static bool fits(const pool_lang *pl, const fb_environment *env, const fb_sandbo
            same_strings(t->envp, s->envp) && strcmp(t->workdir, s->workdir) == 0 && !s->cwd && files &&
            same_limits(&t->limits, &s->limits, pl->relimit) && s->nfuse == 0 && !s->proxy_listen &&
            !(s->exec_allow && s->exec_allow[0]) && s->exec_any == t->exec_any && !s->input_on_stdin &&
-           !s->no_result_fd;
+           !s->no_result_fd && same_tree(t, s);
 }
 
 static uint64_t idle_memory(const fb_pool *p)

@@ -146,8 +146,9 @@ void fb_session_leave(fnbox_session *s)
  * proxy's variables when the network allows anything. */
 static int build_env(fnbox_session *s, bool network, fb_error *err)
 {
-    const char *const *layers[] = {fb_launch_base_env, s->opt.permissions.env, network ? fb_proxy_env : NULL};
-    return fb_launch_env_build(layers, network ? 3 : 2, s->env, SESSION_ENV_CAP, err);
+    const char *const *layers[] = {fb_launch_base_env, s->envl.vars, s->opt.permissions.env,
+                                   network ? fb_proxy_env : NULL};
+    return fb_launch_env_build(layers, network ? 4 : 3, s->env, SESSION_ENV_CAP, err);
 }
 
 static int configure(fnbox_session *s, fb_error *err)
@@ -158,6 +159,7 @@ static int configure(fnbox_session *s, fb_error *err)
         return -1;
     bool network = fb_net_policy_allows_any(s->netpol);
     s->net.policy = s->netpol;
+    fb_env_launch_init(&s->envl, s->opt.environment);
     if (build_env(s, network, err) < 0)
         return -1;
     s->spec = (fb_sandbox_spec){
@@ -173,6 +175,7 @@ static int configure(fnbox_session *s, fb_error *err)
         .nfiles = FB_COMMAND_STREAM_FILES,
     };
     fb_launch_limits_of(FB_MAX_TIMEOUT_S, &s->opt.limits, &s->spec.limits);
+    fb_env_launch_apply(&s->envl, &s->spec);
     return fb_launch_apply_environment(s->opt.environment, &s->spec, err);
 }
 

@@ -21,6 +21,7 @@
 struct fnbox_session {
     fb_session_options opt;
     fb_sandbox_spec spec;
+    fb_env_launch envl;               /* the session's environment: system tree, layers, variables */
     fb_sandbox *sb;
     fb_net_policy *netpol;
     fb_proxy_call net;

@@ -287,7 +287,12 @@ static wait_end wait_frame(fb_kernel *k, exec_io *io, double until_ms, int cance
 /* Starts the kernel and waits for its ready frame. */
 static int kernel_start(fb_kernel *k, fb_error *err)
 {
-    const char *runtime = fb_lang_find_runtime(k->lang);
+    const fb_environment *env = k->s->envl.env;
+    const char *runtime = fb_lang_find_runtime_in(k->lang, env ? env->root : NULL);
+    if (!runtime && env && env->root)
+        return fb_set_error(err, FB_ERR_INVALID_REQUEST, ENOENT,
+                            "language: Language interpreter not found in environment %s: %s", env->name,
+                            k->lang->name);
     if (!runtime)
         return fb_set_error(err, FB_ERR_INVALID_REQUEST, ENOENT, "language: no %s interpreter is installed",
                             k->lang->name);

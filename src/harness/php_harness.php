@@ -24,6 +24,13 @@
 namespace Fnbox\Harness;
 
 const USER_FILE = 'user_code.php';
+
+// An environment's php.paths (core/environment.c places them at FNBOX_PHP_PATH): on include_path, over the
+// root's own directories. The kernel includes this file, so its cells get them too.
+if (($fnbox_php_path = \getenv('FNBOX_PHP_PATH')) !== false && $fnbox_php_path !== '') {
+    \set_include_path('.' . \PATH_SEPARATOR . $fnbox_php_path . \PATH_SEPARATOR . \get_include_path());
+}
+unset($fnbox_php_path);
 const MAX_DEPTH = 10000;
 const ENC_FLAGS = \JSON_PRESERVE_ZERO_FRACTION | \JSON_UNESCAPED_UNICODE | \JSON_UNESCAPED_SLASHES | \JSON_THROW_ON_ERROR;
 

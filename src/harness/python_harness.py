@@ -262,8 +262,11 @@ def _add_site_dirs():
     # The directories Debian's site.py adds (the user site stays off, as with -I), then the site-packages of a
     # non-Debian build, with the path lines of their .pth files; `import` lines are not run (they cost
     # imports: os, setuptools' distutils shim).
-    for d in ('/usr/local/lib/%s/dist-packages' % v, '/usr/lib/python3/dist-packages',
-              '/usr/lib/%s/dist-packages' % v, '%s/lib/%s/site-packages' % (sys.prefix, v)):
+    # An environment's python.paths (one directory, FNBOX_PYTHON_PATH: core/environment.c) come first, over
+    # the root's packages, .pth files included (a venv's site-packages has them).
+    env = [p for p in _os.environ.get(b'FNBOX_PYTHON_PATH', b'').decode().split(':') if p]  # posix: bytes
+    for d in env + ['/usr/local/lib/%s/dist-packages' % v, '/usr/lib/python3/dist-packages',
+                    '/usr/lib/%s/dist-packages' % v, '%s/lib/%s/site-packages' % (sys.prefix, v)]:
         try:
             names = _os.listdir(d)
         except OSError:

@@ -1,9 +1,13 @@
 /* The language registry. */
 #include "lang/lang.h"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static const fb_lang_driver *const k_drivers[] = {&fb_lang_python, &fb_lang_javascript, &fb_lang_ruby, &fb_lang_php,
@@ -60,4 +64,41 @@ const char *fb_lang_find_runtime(const fb_lang_driver *d)
         if (access(*r, X_OK) == 0)
             return *r;
     return NULL;
+}
+
+/* Whether path (absolute) names an executable regular file inside the tree at rootfd, resolved as the
+ * sandbox will resolve it (its symlinks inside that root, never out of it). */
+static bool executable_at(int rootfd, const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    int fd = (int)syscall(SYS_openat2, rootfd, path + 1, &how, sizeof how);
+    struct stat st;
+    bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+const char *fb_lang_find_runtime_in(const fb_lang_driver *d, const char *root)
+{
+    if (!root)
+        return fb_lang_find_runtime(d);
+    int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0)
+        return NULL;
+    const char *found = NULL;
+    for (const char *const *r = d->runtimes; *r && !found; r++)
+        if (executable_at(rootfd, *r))
+            found = *r;
+    close(rootfd);
+    return found;
+}
+
+bool fb_lang_executable_in(const char *root, const char *path)
+{
+    int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    bool ok = rootfd >= 0 && executable_at(rootfd, path);
+    if (rootfd >= 0)
+        close(rootfd);
+    return ok;
 }

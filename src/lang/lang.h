@@ -148,6 +148,11 @@ const char *fb_lang_supported(void);
 const fb_lang_driver *fb_lang_at(size_t i);
 /* The first runtime candidate that exists and is executable, or NULL. */
 const char *fb_lang_find_runtime(const fb_lang_driver *d);
+/* The same in the system tree at root (an environment's root: the path it has inside the sandbox), or the
+ * host's when root is NULL. */
+const char *fb_lang_find_runtime_in(const fb_lang_driver *d, const char *root);
+/* Whether path (absolute, as inside) is an executable regular file in the tree at root. */
+bool fb_lang_executable_in(const char *root, const char *path);
 
 /* Entries drivers share (interpreter.c). */
 /* args_as_text of a language whose arguments are opaque to normalize and harness_input: always. */

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -27,7 +28,8 @@
 static const char *const k_system_dirs[] = {SYSTEM_DIRS};
 /* What the root keeps read-only (fb_sandbox_reserved_path): the system dirs and the root's own system
  * entries; /.fnbox-none exists in test builds only. */
-static const char *const k_reserved[] = {SYSTEM_DIRS, "/etc", "/proc", "/dev", "/.fnbox", "/.fnbox-none"};
+static const char *const k_reserved[] = {SYSTEM_DIRS, "/etc", "/proc", "/dev", "/.fnbox", "/.fnbox-none",
+                                         "/node_modules" /* an environment's javascript.paths (spec.layers) */};
 /* Directories of the root's own tmpfs sealed read-only by a bind over themselves once they are built: the
  * root stays writable (the function's scratch space), these do not. */
 static const char *const k_sealed[] = {"/etc", "/.fnbox", "/dev"}; /* /proc: fb_rootfs_seal_proc */
@@ -148,34 +150,54 @@ static int bind_ro(const char *src, const char *dst, fb_error *err)
  * calls (or a call and the host) could signal each other by locking the interpreter binary. With no upper
  * layer overlayfs needs a second lower one: the empty NEWROOT/proc (proc is mounted over it later, the
  * overlay keeps the empty directory beneath). */
-static int overlay_ro(const char *src, const char *dst, fb_error *err)
+static int overlay_ro(const char *src, const char *name, const char *dst, fb_error *err)
 {
     if (fb_defence_disabled("system-overlay")) /* test builds: the host's inodes, as a bind */
         return bind_ro(src, dst, err);
     char opts[1200];
     int n = snprintf(opts, sizeof opts, "lowerdir=%s:" NEWROOT "/proc", src);
     if (n < 0 || (size_t)n >= sizeof opts || strpbrk(src, ",:\\"))
-        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, EINVAL, "overlay of %s: path unusable as a lower layer", src);
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, EINVAL, "overlay of %s: path unusable as a lower layer", name);
     if (mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) < 0)
         return fb_set_error(err, errno == ENODEV || errno == EPERM || errno == EINVAL ? FB_ERR_KERNEL_FEATURE
                                                                                          : FB_ERR_SANDBOX_SETUP,
                             errno, "mount a read-only overlay of %s (overlayfs in a user namespace, Linux 5.11+, "
-                            "gives each call its own system tree: `fnbox doctor`)", src);
+                            "gives each call its own system tree: `fnbox doctor`)", name);
     return 0;
 }
 
-/* Binds src at the same place under NEWROOT, or recreates it as a symlink (merged-/usr systems). */
-static int mirror_path(const char *src, fb_error *err)
+/* Opens path (absolute) in the system tree sys (an fd of "/" or of an environment's root), resolved inside
+ * it: a root's symlinks, absolute ones and ".." included, never lead out of it; the last component is not
+ * followed (a symlink is opened as itself), so what it is decides what is placed. */
+static int open_sys(int sys, const char *path, int flags)
+{
+    struct open_how how = {.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    if (fb_defence_disabled("sysroot-resolve")) /* test builds: the root's symlinks followed as the host's */
+        return openat(sys, path + 1, flags | O_NOFOLLOW | O_CLOEXEC);
+    return (int)syscall(SYS_openat2, sys, path + 1, &how, sizeof how);
+}
+
+/* The path of an fd that the kernel's own lookups (mount sources, overlayfs layers) follow to the file it
+ * was opened on, whatever its name: the mount never resolves a root's path a second time. */
+static void fd_path(char out[32], int fd)
+{
+    snprintf(out, 32, "/proc/self/fd/%d", fd);
+}
+
+/* The entry fd (opened by open_sys) at dst: a symlink recreated with its text (inside, it resolves in the
+ * sandbox's own root), a directory as a read-only overlay, a regular file bound read-only. Anything else (a
+ * root's device nodes, fifos, sockets) is not placed. */
+static int mirror_fd(int fd, const char *src, const char *dst, fb_error *err)
 {
     struct stat st;
-    char dst[1024];
-    if (lstat(src, &st) < 0)
-        return errno == ENOENT ? 0 : FAIL("lstat %s", src);
-    if (path_join(dst, sizeof dst, NEWROOT, src, err) < 0)
-        return -1;
+    char self[32];
+    if (fstat(fd, &st) < 0)
+        return FAIL("stat %s", src);
+    fd_path(self, fd);
     if (S_ISLNK(st.st_mode)) {
         char target[1024];
-        ssize_t n = readlink(src, target, sizeof target - 1);
+        ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
         if (n < 0)
             return FAIL("readlink %s", src);
         target[n] = '\0';
@@ -184,12 +206,29 @@ static int mirror_path(const char *src, fb_error *err)
         return 0;
     }
     if (S_ISDIR(st.st_mode))
-        return mkdir_p(dst, 0755, err) < 0 ? -1 : overlay_ro(src, dst, err);
-    int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
+        return mkdir_p(dst, 0755, err) < 0 ? -1 : overlay_ro(self, src, dst, err);
+    if (!S_ISREG(st.st_mode))
+        return 0;
+    int out = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (out < 0)
         return FAIL("create mount point %s", dst);
+    close(out);
+    return bind_ro(self, dst, err);
+}
+
+/* Places the system tree's entry src (absolute; in sys, see open_sys) at the same place under NEWROOT:
+ * bound, overlaid or recreated as a symlink (merged-/usr systems). An absent entry is skipped. */
+static int mirror_path(int sys, const char *src, fb_error *err)
+{
+    char dst[1024];
+    if (path_join(dst, sizeof dst, NEWROOT, src, err) < 0)
+        return -1;
+    int fd = open_sys(sys, src, O_PATH);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? 0 : FAIL("open %s in the system tree", src);
+    int rc = mirror_fd(fd, src, dst, err);
     close(fd);
-    return bind_ro(src, dst, err);
+    return rc;
 }
 
 static int write_root_file(const char *path, const char *data, size_t len, mode_t mode, fb_error *err)
@@ -221,17 +260,26 @@ static int mount_tmpfs(const char *dst, uint64_t size, uint64_t inodes, const ch
     return 0;
 }
 
-/* Copies a regular file (or recreates a symlink) from the host into the root. Absent or unreadable
- * entries are skipped: they are conveniences, not requirements. */
-static int copy_into_root(const char *src, fb_error *err)
+/* Copies a regular file (or recreates a symlink) from the system tree sys into the root. Absent or
+ * unreadable entries are skipped: they are conveniences, not requirements. */
+static int copy_into_root(int sys, const char *src, fb_error *err)
 {
     struct stat st;
-    char dst[1024], buf[65536];
-    if (lstat(src, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) || st.st_size > FB_COPY_MAX)
+    char dst[1024], buf[65536], self[32];
+    int at = open_sys(sys, src, O_PATH);
+    if (at < 0)
         return 0;
-    if (S_ISLNK(st.st_mode))
-        return mirror_path(src, err);
-    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fstat(at, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) || st.st_size > FB_COPY_MAX) {
+        close(at);
+        return 0;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        close(at);
+        return mirror_path(sys, src, err);
+    }
+    fd_path(self, at); /* reopened for reading as the file found, not by its name again */
+    int in = open(self, O_RDONLY | O_CLOEXEC);
+    close(at);
     if (in < 0)
         return 0;
     int rc = path_join(dst, sizeof dst, NEWROOT, src, err);
@@ -254,7 +302,7 @@ static int copy_into_root(const char *src, fb_error *err)
     return rc;
 }
 
-static int build_etc(fb_error *err)
+static int build_etc(int sys, fb_error *err)
 {
     if (write_root_file("/etc/passwd", k_passwd, sizeof k_passwd - 1, 0644, err) < 0 ||
         write_root_file("/etc/group", k_group, sizeof k_group - 1, 0644, err) < 0 ||
@@ -265,12 +313,12 @@ static int build_etc(fb_error *err)
     char src[256];
     for (size_t i = 0; i < sizeof k_etc_copies / sizeof *k_etc_copies; i++) {
         snprintf(src, sizeof src, "/etc/%s", k_etc_copies[i]);
-        if (copy_into_root(src, err) < 0)
+        if (copy_into_root(sys, src, err) < 0)
             return -1;
     }
     for (size_t i = 0; i < sizeof k_etc_binds / sizeof *k_etc_binds; i++) {
         snprintf(src, sizeof src, "/etc/%s", k_etc_binds[i]);
-        if (mirror_path(src, err) < 0)
+        if (mirror_path(sys, src, err) < 0)
             return -1;
     }
     return 0;
@@ -470,8 +518,63 @@ static void host_tree_for_tests(void)
     close(dfd);
 }
 
-int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scratch_fds, size_t *nscratch,
-                    fb_error *err)
+/* What the root's system tree and layers come from, opened before the root's tmpfs is mounted on NEWROOT
+ * (/tmp), which would hide anything under /tmp; from then on only these fds name them. */
+typedef struct sources {
+    int sys;                                                   /* "/" or spec.sysroot */
+    int layer[FB_SANDBOX_MAX_LAYERS][FB_SANDBOX_MAX_LAYER_SRCS]; /* spec.layers' directories */
+} sources;
+
+static void close_sources(const fb_sandbox_spec *spec, sources *s)
+{
+    if (s->sys >= 0)
+        close(s->sys);
+    for (size_t l = 0; l < spec->nlayers && l < FB_SANDBOX_MAX_LAYERS; l++)
+        for (size_t i = 0; i < spec->layers[l].nsrcs && i < FB_SANDBOX_MAX_LAYER_SRCS; i++)
+            if (s->layer[l][i] >= 0)
+                close(s->layer[l][i]);
+}
+
+static int open_sources(const fb_sandbox_spec *spec, sources *s, fb_error *err)
+{
+    memset(s, -1, sizeof *s);
+    const char *sys = spec->sysroot ? spec->sysroot : "/";
+    if (spec->nlayers > FB_SANDBOX_MAX_LAYERS)
+        return fb_set_error(err, FB_ERR_SANDBOX_SETUP, E2BIG, "more than %d layers", FB_SANDBOX_MAX_LAYERS);
+    for (size_t l = 0; l < spec->nlayers; l++) {
+        const fb_sandbox_layer *ly = &spec->layers[l];
+        if (ly->nsrcs == 0 || ly->nsrcs > FB_SANDBOX_MAX_LAYER_SRCS)
+            return fb_set_error(err, FB_ERR_SANDBOX_SETUP, E2BIG, "layer %s: 1 to %d directories", ly->dst,
+                                FB_SANDBOX_MAX_LAYER_SRCS);
+        for (size_t i = 0; i < ly->nsrcs; i++)
+            if ((s->layer[l][i] = open(ly->srcs[i], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return FAIL("open %s (a layer of %s)", ly->srcs[i], ly->dst);
+    }
+    s->sys = open(sys, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (s->sys < 0)
+        return FAIL("open the system root %s", sys);
+    return 0;
+}
+
+/* One layer: a read-only overlay of its directories (through their fds) at its place in the root. A single
+ * directory takes the empty NEWROOT/proc as overlayfs's second lower layer, as overlay_ro does. */
+static int mount_layer(const fb_sandbox_layer *ly, const int *fds, fb_error *err)
+{
+    char opts[FB_SANDBOX_MAX_LAYER_SRCS * 24 + 32], dst[1024];
+    size_t n = (size_t)snprintf(opts, sizeof opts, "lowerdir=");
+    for (size_t i = 0; i < ly->nsrcs; i++)
+        n += (size_t)snprintf(opts + n, sizeof opts - n, "%s/proc/self/fd/%d", i ? ":" : "", fds[i]);
+    if (ly->nsrcs == 1)
+        snprintf(opts + n, sizeof opts - n, ":" NEWROOT "/proc");
+    if (path_join(dst, sizeof dst, NEWROOT, ly->dst, err) < 0 || mkdir_p(dst, 0755, err) < 0)
+        return -1;
+    if (mount("overlay", dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) < 0)
+        return FAIL("mount the read-only overlay of %s at %s", ly->srcs[0], ly->dst);
+    return 0;
+}
+
+static int build_root(const fb_sandbox_spec *spec, const sources *srcs, const int *fuse_fds, int *scratch_fds,
+                      size_t *nscratch, fb_error *err)
 {
     char dst[1024];
     *nscratch = 0;
@@ -485,9 +588,12 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
     if (mkdir_p(NEWROOT "/proc", 0555, err) < 0) /* first: the system overlays' empty second layer */
         return -1;
     for (size_t i = 0; i < sizeof k_system_dirs / sizeof *k_system_dirs; i++)
-        if (mirror_path(k_system_dirs[i], err) < 0)
+        if (mirror_path(srcs->sys, k_system_dirs[i], err) < 0)
             return -1;
-    if (build_etc(err) < 0 || build_proc(err) < 0)
+    for (size_t l = 0; l < spec->nlayers; l++) /* before /proc is mounted: see mount_layer */
+        if (mount_layer(&spec->layers[l], srcs->layer[l], err) < 0)
+            return -1;
+    if (build_etc(srcs->sys, err) < 0 || build_proc(err) < 0)
         return -1;
     if (host_tree) { /* test builds: the host's /dev and /tmp */
         char fdpath[64];
@@ -541,7 +647,19 @@ int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scrat
     }
     if (fnbox_dir >= 0)
         scratch_fds[(*nscratch)++] = fnbox_dir;
-    return enter_root(err);
+    return 0;
+}
+
+int fb_rootfs_build(const fb_sandbox_spec *spec, const int *fuse_fds, int *scratch_fds, size_t *nscratch,
+                    fb_error *err)
+{
+    sources srcs;
+    *nscratch = 0;
+    int rc = open_sources(spec, &srcs, err);
+    if (rc == 0)
+        rc = build_root(spec, &srcs, fuse_fds, scratch_fds, nscratch, err);
+    close_sources(spec, &srcs); /* before the program can see any of them */
+    return rc < 0 ? -1 : enter_root(err);
 }
 
 int fb_rootfs_enter_cwd(const fb_sandbox_spec *spec, fb_error *err)

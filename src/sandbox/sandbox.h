@@ -16,6 +16,16 @@ typedef struct fb_sandbox_file {  /* a file placed in the private root before th
     bool executable;              /* mode 0555 instead of 0444 (e.g. a compiled program) */
 } fb_sandbox_file;
 
+/* A read-only overlay the root gets: the union of srcs (host directories, srcs[0] on top) at dst, an absolute
+ * path inside (under /.fnbox, or /node_modules). Each call has its own inodes, as the system tree's. */
+typedef struct fb_sandbox_layer {
+    const char *dst;
+    const char *const *srcs;
+    size_t nsrcs;
+} fb_sandbox_layer;
+#define FB_SANDBOX_MAX_LAYERS 8
+#define FB_SANDBOX_MAX_LAYER_SRCS 32
+
 typedef struct fb_sandbox_limits {
     double timeout_s;             /* wall-clock deadline */
     uint64_t memory_bytes;        /* cgroup memory limit, or RLIMIT_DATA fallback */
@@ -104,6 +114,15 @@ typedef struct fb_sandbox_spec {
      * up to its Landlock ruleset (which names the file, so it must exist) and waits for it; with it written,
      * it finishes (Landlock, capabilities, seccomp) and execs it, as a cold call's would. */
     bool program_later;
+    /* The system tree (/usr, the /bin, /sbin and /lib* entries, /etc's allowed entries) comes from this
+     * directory, an environment's root (absolute), instead of the host's "/" (NULL). Its content is
+     * untrusted: every path fnbox opens in it is resolved inside it (its symlinks never lead out), its
+     * mounts are nosuid and nodev (no setuid bit, file capability or device node of it takes effect). */
+    const char *sysroot;
+    /* Read-only overlays placed in the root (an environment's package directories): at most
+     * FB_SANDBOX_MAX_LAYERS, each of at most FB_SANDBOX_MAX_LAYER_SRCS directories. */
+    const fb_sandbox_layer *layers;
+    size_t nlayers;
 } fb_sandbox_spec;
 
 #define FB_SANDBOX_MAX_FUSE 16

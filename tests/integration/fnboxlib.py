@@ -8,6 +8,7 @@ import os
 import secrets
 import signal
 import subprocess
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -97,6 +98,54 @@ def weak_fnbox():
     if not os.access(path, os.X_OK):
         skip_unless_ci(f"no defence-switch build at {path} (make BUILD=build-weak CFLAGS=-DFB_DEFENCE_SWITCHES all)")
     return path
+
+
+def test_root(suite="trixie"):
+    """The tests' second Linux root (scripts/build-root.sh: a minimal Debian SUITE with python3 and nodejs,
+    which scripts/install-deps.sh builds once per machine); skips when it is absent (fails in CI)."""
+    out = subprocess.run([str(REPO / "scripts" / "build-root.sh"), "--path", suite], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    if not os.path.isfile(os.path.join(out, "usr", "bin", "python3")):
+        skip_unless_ci(f"no {suite} test root at {out} (scripts/build-root.sh {suite})")
+    return out
+
+
+test_root.__test__ = False  # a helper, not a test, in the modules that import it
+
+
+def environment(name="test", root=None, **paths):
+    """A named environment for one test: root (a directory) and LANG=[dirs] (python, javascript, ruby, php).
+    Returns what env_call/env_exec take."""
+    return {"name": name, "root": root, **paths}
+
+
+def _environment_env(envdef):
+    # An environments file holding envdef alone, given by FNBOX_ENVIRONMENTS (the request names it).
+    body = {}
+    if envdef.get("root"):
+        body["root"] = str(envdef["root"])
+    for lang in ("python", "javascript", "ruby", "php"):
+        if envdef.get(lang):
+            body[lang] = {"paths": [str(d) for d in envdef[lang]]}
+    fd, path = tempfile.mkstemp(prefix="fnbox-env-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump({"environments": {envdef["name"]: body}}, f)
+    return {**os.environ, "FNBOX_ENVIRONMENTS": path}
+
+
+def env_call(request, envdef, argv=("call", "-"), exe=None, timeout=60):
+    """`fnbox call` (or argv, e.g. ("exec", "-")) of request in the environment envdef (environment())."""
+    env = _environment_env(envdef)
+    try:
+        req = json.loads(request) if isinstance(request, str) else dict(request)
+        req["environment"] = envdef["name"]
+        return call(req, timeout=timeout, env=env, argv=argv, exe=exe)
+    finally:
+        os.unlink(env["FNBOX_ENVIRONMENTS"])
+
+
+def env_exec(request, envdef, exe=None, timeout=60):
+    return env_call(request, envdef, argv=("exec", "-"), exe=exe, timeout=timeout)
 
 
 def check_sanitizers(stderr):
