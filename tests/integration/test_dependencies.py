@@ -1,0 +1,227 @@
+"""Dependencies on demand (issue 30, part 3): `"dependencies": {"python": [...]}` in calls, execute requests,
+/v1/call, /v1/execute and sessions, installed once from the environment's configured index into a cached
+read-only layer, against a REAL index on loopback: a PEP 503 index of wheels this module builds from
+tests/integration/registries/python with Debian's pip, served by http.server (registrylib.py).
+
+- A call importing a fixture package (fixdep, which requires fixbase from the same index) works; meta says
+  miss, then hit; the same list written differently (case, order, duplicates) is the same layer.
+- Two concurrent first calls of one list build it once: one miss, one hit, the wheel fetched once.
+- An unknown package: DependencyInstallFailed with pip's own message, and nothing cached.
+- Bad entries (an option, a URL, a path, shell characters) are InvalidRequest naming the entry; an
+  ecosystem without an index configured is InvalidRequest naming `dependencies` and the setting.
+- The layer is read-only to the function; the index is the only destination the build reached.
+The host's environment gets its index from the environments file's entry named "host"."""
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+
+import fnboxlib
+from fnboxlib import call, describe, ok, run_cli
+from registrylib import IndexServer, build_wheels, simple_index
+from servelib import TOKEN, Server, Session
+
+IMPORT_FIXDEP = "def f():\n    import fixdep\n    return fixdep.VALUE\n"
+FIXDEP_VALUE = "fixdep 2.1.0 on base 1.0.0"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pyindex")
+    wheels = build_wheels(root / "wheels")
+    assert [w.name.split("-")[0] for w in wheels] == ["fixbase", "fixdep"], wheels
+    srv = IndexServer(simple_index(wheels, root / "site"))
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def envfile(tmp_path, index):
+    """The host's index (the reserved entry "host") and an environment `web` with the same index; `bare`
+    has none."""
+    path = tmp_path / "envs.json"
+    path.write_text(json.dumps({"environments": {
+        "host": {"indexes": {"python": index.url}},
+        "web": {"indexes": {"python": index.url}},
+        "bare": {},
+    }}))
+    return str(path)
+
+
+@pytest.fixture
+def env(tmp_path, envfile):
+    """fnbox's environment: a cache of this test's own (first calls miss) and the environments file."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    # a sandbox's init (nobody, when the tests run as root) opens the layer by its path: its parents must
+    # let it pass (pytest makes them 0700)
+    fnboxlib.readable_by_all(cache, tmp_path, tmp_path.parent, tmp_path.parent.parent)
+    return {**os.environ, "FNBOX_CACHE_DIR": str(cache), "FNBOX_ENVIRONMENTS": envfile}
+
+
+def deps_call(env, deps, code=IMPORT_FIXDEP, argv=("call", "-"), **extra):
+    body = {"language": "python", "code": code, "dependencies": {"python": deps}, **extra}
+    return call(body, env=env, argv=argv, timeout=180)
+
+
+def meta_of(res):
+    return res.result.get("meta", {}).get("dependencies", {}).get("python")
+
+
+def layer_dirs(env):
+    d = os.path.join(env["FNBOX_CACHE_DIR"], "layers")
+    return sorted(n for n in os.listdir(d) if os.path.isdir(os.path.join(d, n))) if os.path.isdir(d) else []
+
+
+def test_miss_then_hit_and_identical_lists_share_a_layer(env, index):
+    first = deps_call(env, ["fixdep==2.1.0"])
+    assert ok(first) == FIXDEP_VALUE
+    m1 = meta_of(first)
+    assert m1["cache"] == "miss" and m1["installMs"] > 0 and len(m1["layer"]) == 64, describe(first.result)
+    second = deps_call(env, ["fixdep==2.1.0"])
+    assert ok(second) == FIXDEP_VALUE
+    assert meta_of(second)["cache"] == "hit" and meta_of(second)["layer"] == m1["layer"], describe(second.result)
+    # normalized: PEP 503 case and separators, order, duplicates
+    third = deps_call(env, ["FixDep==2.1.0", "fixdep==2.1.0"])
+    assert ok(third) == FIXDEP_VALUE and meta_of(third) == {**meta_of(third), "cache": "hit", "layer": m1["layer"]}
+    assert layer_dirs(env) == [m1["layer"]]
+    # another environment with the same index is another layer (the key holds the environment)
+    fourth = deps_call(env, ["fixdep==2.1.0"], environment="web")
+    assert ok(fourth) == FIXDEP_VALUE and meta_of(fourth)["cache"] == "miss"
+    assert meta_of(fourth)["layer"] != m1["layer"]
+
+
+def test_without_dependencies_the_package_is_not_there(env, index):
+    res = call({"language": "python", "code": IMPORT_FIXDEP}, env=env)
+    assert res.result["status"] == "error" and res.result["error"]["type"] in ("ModuleNotFoundError", "ImportError"), \
+        describe(res.result)
+
+
+def test_concurrent_first_calls_build_once(env, index):
+    before = len(index.asked("fixbase-1.0.0"))
+    results = [None, None]
+
+    def one(i):
+        results[i] = deps_call(env, ["fixbase==1.0.0"], code="def f():\n    import fixbase\n    return fixbase.BASE\n")
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [ok(r) for r in results] == ["base 1.0.0"] * 2
+    assert sorted(meta_of(r)["cache"] for r in results) == ["hit", "miss"], [describe(r.result) for r in results]
+    assert meta_of(results[0])["layer"] == meta_of(results[1])["layer"]
+    assert len(index.asked("fixbase-1.0.0")) - before == 1, index.paths  # one download: one install
+
+
+def test_failed_install_caches_nothing(env, index):
+    res = deps_call(env, ["nosuchpkg==1.0"], code="def f():\n    return 1\n")
+    err = res.result["error"]
+    assert res.result["status"] == "error" and err["type"] == "DependencyInstallFailed", describe(res.result)
+    assert "No matching distribution found for nosuchpkg" in err["message"], err
+    assert layer_dirs(env) == []
+    again = deps_call(env, ["nosuchpkg==1.0"], code="def f():\n    return 1\n")
+    assert again.result["error"]["type"] == "DependencyInstallFailed"  # not a cached failure either
+
+
+BAD_ENTRIES = [
+    ("--index-url=http://evil.example/simple", "an installer option"),
+    ("-e", "an installer option"),
+    ("https://evil.example/x.whl", "a URL or VCS reference"),
+    ("git+https://evil.example/x", "a URL or VCS reference"),
+    ("fixdep @ file:///tmp/x", "a URL or VCS reference"),
+    ("fixdep@https://evil.example/x.whl", "a URL or VCS reference"),
+    ("fixdep@1.0", "'@' is not allowed"),
+    ("/tmp/fixdep.whl", "a path"),
+    ("fixdep;id", "';' is not allowed"),
+    ("fixdep$(id)", "shell characters"),
+    ("fixdep ==2.1.0", "whitespace"),
+]
+
+
+@pytest.mark.parametrize("entry,why", BAD_ENTRIES)
+def test_bad_entries_are_refused(env, entry, why):
+    res = deps_call(env, ["fixbase", entry])
+    assert res.code == 2 and res.result["error"]["type"] == "InvalidRequest", describe(res.result)
+    msg = res.result["error"]["message"]
+    assert msg.startswith(f"dependencies.python[1]: {json.dumps(entry)[:82]}") or msg.startswith("dependencies.python[1]: "), msg
+    assert why in msg, msg
+    assert layer_dirs(env) == []
+
+
+def test_unknown_ecosystem_and_shapes(env):
+    res = call({"language": "python", "code": "def f():\n    return 1\n", "dependencies": {"ruby": ["rake"]}}, env=env)
+    assert res.code == 2 and res.result["error"]["message"] == \
+        "dependencies.ruby: unknown ecosystem (known: python, javascript)", describe(res.result)
+    res = call({"language": "python", "code": "def f():\n    return 1\n", "options": {"dependencies": ["six"]}}, env=env)
+    assert res.code == 2 and res.result["error"]["message"].startswith("options.dependencies: must be an object")
+
+
+def test_no_index_configured(env, tmp_path):
+    res = deps_call(env, ["fixdep"], environment="bare")
+    assert res.code == 2 and res.result["error"]["type"] == "InvalidRequest", describe(res.result)
+    assert res.result["error"]["message"].startswith(
+        "dependencies.python: no package index configured for environment bare: set `indexes.python`"), res.result
+    # the host's environment without a "host" entry in the file
+    empty = tmp_path / "none.json"
+    empty.write_text('{"environments": {}}')
+    res = deps_call({**env, "FNBOX_ENVIRONMENTS": str(empty)}, ["fixdep"])
+    assert res.code == 2 and "no package index configured for the host's environment" in \
+        res.result["error"]["message"], describe(res.result)
+    assert "an environment named \"host\"" in res.result["error"]["message"]
+
+
+def test_layer_is_read_only_to_the_function(env, index):
+    code = ("def f():\n    import fixdep, os\n    d = os.path.dirname(fixdep.__file__)\n"
+            "    try:\n        open(os.path.join(d, 'evil.py'), 'w').write('x')\n        return 'wrote'\n"
+            "    except OSError as e:\n        return type(e).__name__\n")
+    res = deps_call(env, ["fixdep==2.1.0"], code=code)
+    assert ok(res) in ("OSError", "PermissionError"), describe(res.result)
+    layer = os.path.join(env["FNBOX_CACHE_DIR"], "layers", meta_of(res)["layer"])
+    assert not os.path.exists(os.path.join(layer, "fixdep", "evil.py"))
+
+
+def test_exec_command_and_code(env, index):
+    res = call({"command": "python3 -c 'import fixdep; print(fixdep.VALUE)'", "dependencies": {"python": ["fixdep"]}},
+               env=env, argv=("exec", "-"), timeout=180)
+    assert res.result["status"] == "success" and res.result["stdout"] == FIXDEP_VALUE + "\n", describe(res.result)
+    assert res.result["meta"]["dependencies"]["python"]["cache"] == "miss"
+    res = call({"language": "python", "code": "import fixdep\nprint(fixdep.VALUE)", "dependencies": {"python": ["fixdep"]}},
+               env=env, argv=("exec", "-"), timeout=180)
+    assert res.result["stdout"] == FIXDEP_VALUE + "\n" and res.result["meta"]["dependencies"]["python"]["cache"] == "hit"
+
+
+@pytest.fixture
+def token_file(tmp_path):
+    path = tmp_path / "tokens"
+    path.write_text(f"{TOKEN}\n")
+    path.chmod(0o600)
+    return str(path)
+
+
+def test_server_call_execute_and_session(env, index, token_file):
+    with Server("--token-file", token_file, env=env) as srv:
+        r = srv.request("POST", "/v1/call", body={"language": "python", "code": IMPORT_FIXDEP,
+                                                  "dependencies": {"python": ["fixdep==2.1.0"]}}, token=TOKEN,
+                        timeout=180)
+        assert r.status == 200 and r.json()["result"] == FIXDEP_VALUE, r
+        assert r.json()["meta"]["dependencies"]["python"]["cache"] == "miss"
+        r = srv.request("POST", "/v1/execute", body={"command": "python3 -c 'import fixdep; print(fixdep.VALUE)'",
+                                                     "dependencies": {"python": ["fixdep==2.1.0"]}}, token=TOKEN)
+        assert r.status == 200 and r.json()["stdout"] == FIXDEP_VALUE + "\n", r
+        assert r.json()["meta"]["dependencies"]["python"]["cache"] == "hit"
+        r = srv.request("POST", "/v1/call", body={"language": "python", "code": IMPORT_FIXDEP,
+                                                  "dependencies": {"python": ["fixdep", "-e"]}}, token=TOKEN)
+        assert r.status == 400 and r.json()["error"]["message"].startswith("dependencies.python[1]: \"-e\""), r
+        s = Session(srv, {"dependencies": {"python": ["fixdep==2.1.0"]}}, token=TOKEN)
+        res = s.cmd("python3 -c 'import fixdep; print(fixdep.VALUE)'")
+        assert res["stdout"] == FIXDEP_VALUE + "\n", res
+        res = s.req("POST", "/call", {"language": "python", "code": IMPORT_FIXDEP})
+        assert res.json()["result"] == FIXDEP_VALUE, res
+        res = s.kernel("import fixdep\nfixdep.VALUE")
+        assert res["result"] == FIXDEP_VALUE, res
+        r = s.req("POST", "/commands", {"command": "true", "dependencies": {"python": ["six"]}})
+        assert r.status == 400 and "dependencies: a session's own" in r.json()["error"]["message"], r
