@@ -67,7 +67,7 @@ static const char *const k_pip_env[] = {"PIP_CONFIG_FILE=/dev/null", "PIP_NO_CAC
                                         "PIP_ROOT_USER_ACTION=ignore", NULL};
 /* npm: its cache in the sandbox's /tmp, no user configuration, no update check; the proxy by its own
  * settings (npm does not read HTTP_PROXY for every request) */
-static const char *const k_npm_env[] = {"npm_config_userconfig=/dev/null", "npm_config_globalconfig=/dev/null",
+static const char *const k_npm_env[] = {"npm_config_userconfig=/dev/null", "npm_config_globalconfig=/tmp/.npmrc-none",
                                         "npm_config_cache=/tmp/.npm", "npm_config_update_notifier=false",
                                         "npm_config_proxy=http://127.0.0.1:3128",
                                         "npm_config_https_proxy=http://127.0.0.1:3128", "npm_config_noproxy=",

@@ -64,3 +64,80 @@ class IndexServer:
     def stop(self):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+# ---- npm: verdaccio (pinned in registries/npm/package-lock.json, installed by scripts/install-deps.sh) ----
+
+NPM_DIR = HERE / "registries" / "npm"
+VERDACCIO = NPM_DIR / "node_modules" / "verdaccio" / "bin" / "verdaccio"
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Verdaccio:
+    """verdaccio on 127.0.0.1 with storage under root, no uplink (it serves only what the test publishes);
+    a user is created so `npm publish` has a token (.npmrc under root)."""
+
+    def __init__(self, root):
+        import json
+        import time
+        import urllib.request
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        config = root / "config.yaml"
+        config.write_text(
+            f"storage: {root / 'storage'}\n"
+            f"auth:\n  htpasswd:\n    file: {root / 'htpasswd'}\n    max_users: 10\n"
+            "uplinks: {}\n"
+            "packages:\n  '**':\n    access: $all\n    publish: $authenticated\n    unpublish: $authenticated\n"
+            "log: {type: stdout, format: json, level: http}\n")
+        self.log = open(root / "verdaccio.log", "wb")
+        self.proc = subprocess.Popen(["node", str(VERDACCIO), "--config", str(config), "--listen",
+                                      f"127.0.0.1:{self.port}"], stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, cwd=str(root))
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(self.url + "-/ping", timeout=2).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.stop()
+                    raise RuntimeError("verdaccio did not start: " + (root / "verdaccio.log").read_text()[-2000:])
+                time.sleep(0.2)
+        body = json.dumps({"name": "fnbox", "password": "fnbox-test-pw"}).encode()
+        r = urllib.request.Request(self.url + "-/user/org.couchdb.user:fnbox", data=body, method="PUT",
+                                   headers={"Content-Type": "application/json"})
+        token = json.loads(urllib.request.urlopen(r, timeout=10).read())["token"]
+        self.npmrc = root / ".npmrc"
+        self.npmrc.write_text(f"//127.0.0.1:{self.port}/:_authToken={token}\nregistry={self.url}\n")
+
+    def publish(self, package_dir):
+        subprocess.run(["npm", "publish", "--registry", self.url, "--userconfig", str(self.npmrc), "--no-audit",
+                        "--loglevel", "error", str(package_dir)], check=True, capture_output=True,
+                       cwd=str(package_dir))
+
+    def tarball_requests(self, name):
+        """How many times the tarball of package name was fetched (verdaccio's http log)."""
+        n = 0
+        for line in (self.root / "verdaccio.log").read_text(errors="replace").splitlines():
+            if f"/{name}/-/{name}-" in line and ".tgz" in line and "GET" in line:
+                n += 1
+        return n
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()

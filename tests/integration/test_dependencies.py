@@ -20,6 +20,7 @@ import pytest
 
 import fnboxlib
 from fnboxlib import call, describe, ok, run_cli
+import registrylib
 from registrylib import IndexServer, build_wheels, simple_index
 from servelib import TOKEN, Server, Session
 
@@ -225,3 +226,121 @@ def test_server_call_execute_and_session(env, index, token_file):
         assert res["result"] == FIXDEP_VALUE, res
         r = s.req("POST", "/commands", {"command": "true", "dependencies": {"python": ["six"]}})
         assert r.status == 400 and "dependencies: a session's own" in r.json()["error"]["message"], r
+
+
+# ---- JavaScript: npm from verdaccio on loopback ----
+
+JS_LEFT = "module.exports = (s, n) => String(s).padStart(n);\n"
+JS_DEP = 'const pad = require("fixleft");\nmodule.exports = { v: pad("x", 3) + " from @fix/npmdep" };\n'
+# The install script of `fixscript`: what it can reach from the build sandbox, in a report beside it.
+JS_INSTALL = r"""
+const fs = require('fs'), net = require('net'), http = require('http');
+const report = { ran: true };
+try { fs.writeFileSync(process.env.FIX_HOST_FILE || '%(host_file)s', 'pwned'); report.write = 'written'; }
+catch (e) { report.write = e.code; }
+function done() { fs.writeFileSync(__dirname + '/install-report.json', JSON.stringify(report)); }
+const s = net.connect(%(port)d, '127.0.0.1');
+s.on('connect', () => { report.direct = 'connected'; s.destroy(); viaProxy(); });
+s.on('error', (e) => { report.direct = e.code; viaProxy(); });
+function viaProxy() {
+  const req = http.get({ host: '127.0.0.1', port: 3128, path: 'http://127.0.0.1:%(port)d/' }, (res) => {
+    report.proxy = res.statusCode; res.resume(); done();
+  });
+  req.on('error', (e) => { report.proxy = e.code; done(); });
+}
+"""
+
+
+def npm_package(root, name, version, files, **extra):
+    d = root / name.replace("/", "__")
+    d.mkdir(parents=True)
+    (d / "package.json").write_text(json.dumps({"name": name, "version": version, "main": "index.js", **extra}))
+    for fname, text in files.items():
+        (d / fname).write_text(text)
+    return d
+
+
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory):
+    """What the install script tries to reach: a host file's path and a listener on another loopback port."""
+    import socket
+    root = tmp_path_factory.mktemp("outside")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.05)
+    yield {"file": root / "pwned", "port": listener.getsockname()[1], "listener": listener}
+    listener.close()
+
+
+@pytest.fixture(scope="module")
+def npm_registry(tmp_path_factory, outside):
+    if not registrylib.VERDACCIO.exists():
+        fnboxlib.skip_unless_ci("no verdaccio: scripts/install-deps.sh (npm ci in tests/integration/registries/npm)")
+    root = tmp_path_factory.mktemp("npmreg")
+    reg = registrylib.Verdaccio(root / "verdaccio")
+    pkgs = root / "packages"
+    reg.publish(npm_package(pkgs, "fixleft", "1.3.0", {"index.js": JS_LEFT}))
+    reg.publish(npm_package(pkgs, "@fix/npmdep", "2.0.0", {"index.js": JS_DEP}, dependencies={"fixleft": "^1.2.0"}))
+    script = JS_INSTALL % {"host_file": outside["file"], "port": outside["port"]}
+    reg.publish(npm_package(pkgs, "fixscript", "1.0.0", {"index.js": "module.exports = 1;\n", "install.js": script},
+                            scripts={"install": "node install.js"}))
+    yield reg
+    reg.stop()
+
+
+@pytest.fixture
+def js_env(tmp_path, npm_registry):
+    path = tmp_path / "envs.json"
+    path.write_text(json.dumps({"environments": {"host": {"indexes": {"npm": npm_registry.url}}}}))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    fnboxlib.readable_by_all(cache, tmp_path, tmp_path.parent, tmp_path.parent.parent)
+    return {**os.environ, "FNBOX_CACHE_DIR": str(cache), "FNBOX_ENVIRONMENTS": str(path)}
+
+
+def js_call(env, deps, code):
+    return call({"language": "javascript", "code": code, "dependencies": {"javascript": deps}}, env=env, timeout=180)
+
+
+def test_javascript_require_and_import_miss_then_hit(js_env, npm_registry):
+    code = "function f() { return require('@fix/npmdep').v; }"
+    first = js_call(js_env, ["@fix/npmdep@^2.0.0"], code)
+    assert ok(first) == "  x from @fix/npmdep", describe(first.result)
+    m = first.result["meta"]["dependencies"]["javascript"]
+    assert m["cache"] == "miss" and len(m["layer"]) == 64
+    esm = js_call(js_env, ["@fix/npmdep@^2.0.0"],
+                  "export async function f() { const m = await import('fixleft'); return m.default('y', 2); }")
+    assert ok(esm) == " y", describe(esm.result)
+    assert esm.result["meta"]["dependencies"]["javascript"] == {**m, "cache": "hit",
+                                                               "installMs": esm.result["meta"]["dependencies"]["javascript"]["installMs"]}
+    both = call({"language": "python", "code": IMPORT_FIXDEP, "dependencies": {"javascript": ["fixleft@1.x"]}},
+                env=js_env, timeout=180)
+    assert both.result["status"] == "error", describe(both.result)  # a JavaScript layer is not on sys.path
+
+
+def test_javascript_failed_install(js_env, npm_registry):
+    res = js_call(js_env, ["no-such-fixture@1.0.0"], "function f() { return 1; }")
+    err = res.result["error"]
+    assert err["type"] == "DependencyInstallFailed" and "404" in err["message"], describe(res.result)
+    assert layer_dirs(js_env) == []
+
+
+def test_install_script_runs_only_in_the_build_sandbox(js_env, npm_registry, outside):
+    res = js_call(js_env, ["fixscript@1.0.0"], "function f() { return require('fixscript/install-report.json'); }")
+    report = ok(res)
+    assert report["ran"] is True, report
+    assert report["write"] in ("ENOENT", "EACCES", "EROFS"), report  # the host's directory is not there
+    assert report["direct"] in ("ECONNREFUSED", "EACCES", "ENETUNREACH"), report  # its own loopback
+    assert report["proxy"] == 403, report  # the proxy lets through the registry only
+    assert not outside["file"].exists()
+    import socket
+    try:
+        conn, _ = outside["listener"].accept()
+        conn.close()
+        pytest.fail("the install script reached a host port")
+    except socket.timeout:
+        pass
+    # the function itself does not run it again: a hit installs nothing
+    again = js_call(js_env, ["fixscript@1.0.0"], "function f() { return 1; }")
+    assert again.result["meta"]["dependencies"]["javascript"]["cache"] == "hit"
