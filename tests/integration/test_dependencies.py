@@ -344,3 +344,65 @@ def test_install_script_runs_only_in_the_build_sandbox(js_env, npm_registry, out
     # the function itself does not run it again: a hit installs nothing
     again = js_call(js_env, ["fixscript@1.0.0"], "function f() { return 1; }")
     assert again.result["meta"]["dependencies"]["javascript"]["cache"] == "hit"
+
+
+# ---- MCP: the configuration's session.dependencies, and the argument it may allow ----
+
+def mcp_config(tmp_path, name, doc):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def tool(mcp, name, args, id):
+    m = mcp.request("tools/call", {"name": name, "arguments": args}, id)
+    return m["result"]
+
+
+def test_mcp_configuration_and_arguments(env, index, tmp_path, monkeypatch):
+    from mcplib import Stdio
+    monkeypatch.setenv("FNBOX_CACHE_DIR", env["FNBOX_CACHE_DIR"])
+    cfg = mcp_config(tmp_path, "mcp.json", {"session": {"dependencies": {"python": ["fixdep==2.1.0"]}},
+                                             "allowDependencies": True})
+    mcp = Stdio("--config", cfg, "--environments", env["FNBOX_ENVIRONMENTS"])
+    try:
+        listed = {t["name"]: t for t in mcp.request("tools/list", {}, 2)["result"]["tools"]}
+        for name in ("run_code", "run_in_kernel"):
+            assert "dependencies" in listed[name]["inputSchema"]["properties"], listed[name]
+        assert "dependencies" not in listed["call_function"]["inputSchema"].get("properties", {})
+        r = tool(mcp, "run_code", {"language": "python", "code": "import fixdep\nprint(fixdep.VALUE)"}, 3)
+        assert not r.get("isError") and FIXDEP_VALUE in r["structuredContent"]["stdout"], r
+        r = tool(mcp, "call_function", {"language": "python", "code": IMPORT_FIXDEP}, 4)
+        assert not r.get("isError") and r["structuredContent"]["result"] == FIXDEP_VALUE, r
+        r = tool(mcp, "run_code", {"language": "python", "code": "import fixbase\nprint(fixbase.BASE)",
+                                   "dependencies": {"python": ["fixbase==1.0.0"]}}, 5)
+        assert not r.get("isError") and "base 1.0.0" in r["structuredContent"]["stdout"], r
+        r = tool(mcp, "run_in_kernel", {"code": "import fixdep\nfixdep.VALUE"}, 6)
+        assert not r.get("isError") and r["structuredContent"]["result"] == FIXDEP_VALUE, r
+        r = tool(mcp, "exec_command", {"command": "python3 -c 'import fixdep; print(fixdep.VALUE)'"}, 7)
+        assert not r.get("isError") and FIXDEP_VALUE in r["structuredContent"]["stdout"], r
+        r = tool(mcp, "run_in_kernel", {"code": "1", "dependencies": {"python": ["fixdep==2.1.0"]}}, 8)
+        assert not r.get("isError"), r  # already the session's
+        r = tool(mcp, "run_in_kernel", {"code": "1", "dependencies": {"python": ["fixbase==1.0.0"]}}, 9)
+        assert r.get("isError") and "already started without" in json.dumps(r), r
+    finally:
+        mcp.close()
+    # a first run_in_kernel opens the session with its dependencies
+    cfg = mcp_config(tmp_path, "allow.json", {"allowDependencies": True})
+    mcp = Stdio("--config", cfg, "--environments", env["FNBOX_ENVIRONMENTS"])
+    try:
+        r = tool(mcp, "run_in_kernel", {"code": "import fixdep\nfixdep.VALUE",
+                                        "dependencies": {"python": ["fixdep==2.1.0"]}}, 2)
+        assert not r.get("isError") and r["structuredContent"]["result"] == FIXDEP_VALUE, r
+    finally:
+        mcp.close()
+    # not allowed: the argument is refused and not listed
+    cfg = mcp_config(tmp_path, "plain.json", {"session": {}})
+    mcp = Stdio("--config", cfg, "--environments", env["FNBOX_ENVIRONMENTS"])
+    try:
+        listed = {t["name"]: t for t in mcp.request("tools/list", {}, 2)["result"]["tools"]}
+        assert "dependencies" not in listed["run_code"]["inputSchema"]["properties"]
+        r = tool(mcp, "run_code", {"language": "python", "code": "print(1)", "dependencies": {"python": ["fixdep"]}}, 3)
+        assert r.get("isError") and "allowDependencies" in json.dumps(r), r
+    finally:
+        mcp.close()
