@@ -5,6 +5,8 @@
  *   plan       lang/plan       function, signature, normalized arguments (the language's driver)
  *   workspace  fs/workspace    stage the files, open the mounts (core/call_files configures it)
  *   compile    core/compile    C and C++ only: the program, from the cache or a compiler sandbox
+ *   deps       core/dependencies  `dependencies` only: each list's layer, cached or installed once in a
+ *                              build sandbox (docs/internals/dependencies.md)
  *   launch     core/launch     argv, environment, files and input of the call; run in the sandbox (a
  *                              warm pool's prepared one when it fits: core/pool), its output told to
  *                              the host as it arrives (core/output)
