@@ -39,6 +39,7 @@
 #define KEY_FORMAT "fnbox-deps-1"
 #define LAYERS_DIR "layers"
 #define BUILD_DIR "/build"
+#define LAYER_PATH "/build/layer" /* where the installer installs, under BUILD_DIR */
 #define MAX_DEPTH 64
 #define STALE_TMP_S 3600
 #define OUTPUT_TAIL 1500 /* the installer's output kept in the error message (FB_ERROR_MSG_MAX) */
@@ -89,13 +90,13 @@ static void installer_argv(fb_deps_eco eco, const char *exe, const char *index, 
     size_t a = 0;
     argv[a++] = exe;
     if (eco == FB_DEPS_PYTHON) {
-        static const char *const k_opts[] = {"-I", "-m", "pip", "install", "--target", BUILD_DIR "/layer",
+        static const char *const k_opts[] = {"-I", "-m", "pip", "install", "--target", LAYER_PATH,
                                              "--only-binary", ":all:", "--no-warn-script-location",
                                              "--progress-bar", "off", "--index-url", NULL};
         for (const char *const *o = k_opts; *o; o++)
             argv[a++] = *o;
     } else {
-        static const char *const k_opts[] = {"install", "--prefix", BUILD_DIR "/layer", "--no-save",
+        static const char *const k_opts[] = {"install", "--prefix", LAYER_PATH, "--no-save",
                                              "--no-package-lock", "--loglevel", "error", "--registry", NULL};
         for (const char *const *o = k_opts; *o; o++)
             argv[a++] = *o;
@@ -357,7 +358,8 @@ static void prune(int dfd, const char *keep)
     }
     closedir(dir);
     total += read_bytes(dfd, keep);
-    qsort(list, n, sizeof *list, by_mtime);
+    if (n)
+        qsort(list, n, sizeof *list, by_mtime);
     for (size_t i = 0; i < n && (n - i + 1 > FB_DEPS_MAX_LAYERS || total > FB_DEPS_MAX_BYTES); i++) {
         drop_layer(dfd, list[i].name);
         total -= list[i].bytes;
@@ -407,7 +409,7 @@ static int run_installer(fb_deps_eco eco, const fb_environment *env, const fb_de
         .limits = {.timeout_s = FB_DEPS_INSTALL_TIMEOUT_S, .memory_bytes = FB_MAX_MEMORY_BYTES / 4,
                    .pids = FB_MAX_PIDS / 4, .nofile = FB_MAX_NOFILE, .fsize_bytes = FB_DEPS_MAX_LAYER_BYTES,
                    .workspace_bytes = FB_DEPS_MAX_LAYER_BYTES, .tmp_bytes = FB_MAX_TMP_BYTES,
-                   .tmpfs_inodes = FB_DEPS_MAX_LAYER_FILES, .output_bytes = 256 * 1024, .result_bytes = 0,
+                   .tmpfs_inodes = FB_DEPS_MAX_LAYER_FILES, .output_bytes = (size_t)256 * 1024, .result_bytes = 0,
                    .cpu_seconds = (uint64_t)FB_DEPS_INSTALL_TIMEOUT_S}};
     int rc = fb_launch_env_build(layers, 3, envp, sizeof envp / sizeof *envp, err);
     if (rc == 0)

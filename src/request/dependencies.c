@@ -321,7 +321,7 @@ int fb_dependencies_copy(const fb_dependencies *src, fb_dependencies *dst, fb_er
 void fb_dependencies_free(fb_dependencies *d)
 {
     for (int e = 0; e < FB_DEPS_NECOS; e++) {
-        for (size_t i = 0; i < d->n[e]; i++)
+        for (size_t i = 0; d->items[e] && i < d->n[e]; i++)
             free(d->items[e][i]);
         free(d->items[e]);
     }

@@ -35,7 +35,7 @@ static void check_accepted(fb_deps_eco eco, const char *norm)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1 || size > 4 * FB_DEPS_MAX_ENTRY)
+    if (size < 1 || size > (size_t)4 * FB_DEPS_MAX_ENTRY)
         return 0;
     fb_deps_eco eco = (data[0] & 1) ? FB_DEPS_JAVASCRIPT : FB_DEPS_PYTHON;
     char *entry = malloc(size);
