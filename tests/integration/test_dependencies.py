@@ -406,3 +406,24 @@ def test_mcp_configuration_and_arguments(env, index, tmp_path, monkeypatch):
         assert r.get("isError") and "allowDependencies" in json.dumps(r), r
     finally:
         mcp.close()
+
+
+def test_concurrent_first_calls_in_one_server_build_once(env, index, token_file):
+    """Two threads of one `fnbox serve` (flock belongs to the open file description, so they exclude each
+    other as two processes do)."""
+    before = len(index.asked("fixdep-2.1.0-py3"))
+    body = {"language": "python", "code": IMPORT_FIXDEP, "dependencies": {"python": ["fixdep==2.1.0", "fixbase"]}}
+    results = [None, None]
+    with Server("--token-file", token_file, env=env) as srv:
+        def one(i):
+            results[i] = srv.request("POST", "/v1/call", body=body, token=TOKEN, timeout=180)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert all(r.status == 200 and r.json()["result"] == FIXDEP_VALUE for r in results), results
+    caches = sorted(r.json()["meta"]["dependencies"]["python"]["cache"] for r in results)
+    assert caches == ["hit", "miss"], [r.json()["meta"] for r in results]
+    assert len(index.asked("fixdep-2.1.0-py3")) - before == 1, index.paths
