@@ -269,8 +269,23 @@ def outside(tmp_path_factory):
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
     listener.settimeout(0.05)
-    yield {"file": root / "pwned", "port": listener.getsockname()[1], "listener": listener}
+    secret = root / "secret.txt"
+    secret.write_text("host secret 7f3a")
+    fnboxlib.readable_by_all(root, root.parent, root.parent.parent)  # the sandbox's user could read it, were it there
+    yield {"file": root / "pwned", "port": listener.getsockname()[1], "listener": listener, "secret": secret}
     listener.close()
+
+
+# The install script of `fixhostile`: what a hostile package could leave in its layer: absolute symlinks to a
+# host file (the test's secret) and to /proc, a set-id file, a fifo.
+JS_HOSTILE = r"""
+const fs = require('fs'), cp = require('child_process');
+fs.symlinkSync('%(secret)s', __dirname + '/host-secret');
+fs.symlinkSync('/proc/1/root', __dirname + '/proc-root');
+fs.writeFileSync(__dirname + '/suid.sh', '#!/bin/sh\nid -u\n');
+fs.chmodSync(__dirname + '/suid.sh', 0o6755);
+try { cp.execFileSync('mkfifo', [__dirname + '/fifo']); } catch (e) {}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -284,6 +299,9 @@ def npm_registry(tmp_path_factory, outside):
     reg.publish(npm_package(pkgs, "@fix/npmdep", "2.0.0", {"index.js": JS_DEP}, dependencies={"fixleft": "^1.2.0"}))
     script = JS_INSTALL % {"host_file": outside["file"], "port": outside["port"]}
     reg.publish(npm_package(pkgs, "fixscript", "1.0.0", {"index.js": "module.exports = 1;\n", "install.js": script},
+                            scripts={"install": "node install.js"}))
+    hostile = JS_HOSTILE % {"secret": outside["secret"]}
+    reg.publish(npm_package(pkgs, "fixhostile", "1.0.0", {"index.js": "module.exports = 1;\n", "install.js": hostile},
                             scripts={"install": "node install.js"}))
     yield reg
     reg.stop()
@@ -427,3 +445,30 @@ def test_concurrent_first_calls_in_one_server_build_once(env, index, token_file)
     caches = sorted(r.json()["meta"]["dependencies"]["python"]["cache"] for r in results)
     assert caches == ["hit", "miss"], [r.json()["meta"] for r in results]
     assert len(index.asked("fixdep-2.1.0-py3")) - before == 1, index.paths
+
+
+def test_hostile_package_layer(js_env, npm_registry, outside):
+    """What an install script leaves gives the function nothing of the host: its absolute symlinks resolve in
+    the function's own sandbox, set-id bits are dropped in the copy, a fifo is not copied."""
+    code = r"""
+function f() {
+  const fs = require('fs'), d = '/node_modules/fixhostile', r = {};
+  try { r.secret = fs.readFileSync(d + '/host-secret', 'utf8'); } catch (e) { r.secret = e.code; }
+  try { r.procRoot = fs.readdirSync(d + '/proc-root').sort(); } catch (e) { r.procRoot = e.code; }
+  r.suidMode = fs.statSync(d + '/suid.sh').mode & 0o7777;
+  r.fifo = fs.existsSync(d + '/fifo');
+  try { fs.writeFileSync(d + '/index.js', 'tampered'); r.write = 'written'; } catch (e) { r.write = e.code; }
+  return r;
+}"""
+    res = js_call(js_env, ["fixhostile@1.0.0"], code)
+    r = ok(res)
+    assert r["secret"] == "ENOENT", r  # the host file's path does not exist in the sandbox
+    assert r["suidMode"] == 0o755 and r["fifo"] is False, r
+    assert r["write"] in ("EROFS", "EACCES", "EPERM"), r
+    assert isinstance(r["procRoot"], str) or "workspace" in r["procRoot"] or "node_modules" in r["procRoot"], r
+    layer = os.path.join(js_env["FNBOX_CACHE_DIR"], "layers", res.result["meta"]["dependencies"]["javascript"]["layer"])
+    pkg = os.path.join(layer, "fixhostile")
+    assert os.stat(os.path.join(pkg, "suid.sh")).st_mode & 0o7777 == 0o755
+    assert not os.path.exists(os.path.join(pkg, "fifo"))
+    assert os.readlink(os.path.join(pkg, "host-secret")) == str(outside["secret"])  # kept as it was, inert
+    assert outside["secret"].read_text() == "host secret 7f3a"
