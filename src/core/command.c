@@ -357,9 +357,12 @@ static int code_program(fb_command_program *p, const fb_command *cmd, fb_error *
 
 int fb_command_prepare(const fb_command *cmd, fb_command_program *out, fb_error *err)
 {
+    const fb_deps_layers *deps = out->deps;
     *out = (fb_command_program){.exec_allow = cmd->permissions.exec_allow, .exec_any = cmd->permissions.exec_any,
-                                .cwd = cmd->cwd};
+                                .cwd = cmd->cwd, .deps = deps};
     fb_env_launch_init(&out->envl, cmd->environment);
+    if (deps && fb_deps_place(deps, &out->envl, err) < 0)
+        return -1;
     if (cmd->cwd && fb_sandbox_reserved_path(cmd->cwd))
         return BAD("cwd: '%.200s' is on a read-only system path; choose a directory under %s, /tmp or another "
                    "path of your own",

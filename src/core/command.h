@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "request/command.h"
+#include "core/dependencies.h"
 #include "core/environment.h"
 #include "sandbox/sandbox.h"
 #include "util/error.h"
@@ -50,6 +51,8 @@ typedef struct fb_command_program {
     char *main_owned;             /* main's path (source), owned */
     char *script_owned;           /* a compiled language's compile-and-run script (argv[2]), owned */
     fb_env_launch envl;           /* the environment: its root's interpreters, layers and variables */
+    const fb_deps_layers *deps;   /* NULL, or the request's dependency layers on the search paths (borrowed;
+                                     set before fb_command_prepare, which keeps it) */
 } fb_command_program;
 
 /* What runs for cmd. The base environment is fnbox's (PATH, HOME=/tmp, LANG...), then permissions.env,

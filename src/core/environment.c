@@ -18,20 +18,48 @@ static const struct {
     [FB_ENV_PHP] = {FB_ENV_PHP_DIR, {"FNBOX_PHP_PATH=" FB_ENV_PHP_DIR, NULL}},
 };
 
+static void add_vars(fb_env_launch *el, int l)
+{
+    size_t nv = 0;
+    while (el->vars[nv])
+        nv++;
+    for (int v = 0; v < 2 && k_place[l].vars[v] && nv < FB_ENV_MAX_VARS; v++)
+        el->vars[nv++] = k_place[l].vars[v];
+    el->vars[nv] = NULL;
+}
+
 void fb_env_launch_init(fb_env_launch *el, const fb_environment *env)
 {
     *el = (fb_env_launch){.env = env};
-    size_t nv = 0;
     for (int l = 0; env && l < FB_ENV_NLANGS; l++) {
         const fb_env_paths *p = &env->paths[l];
         if (p->n == 0)
             continue;
         el->layers[el->nlayers++] = (fb_sandbox_layer){.dst = k_place[l].dir, .srcs = (const char *const *)p->dirs,
                                                        .nsrcs = p->n};
-        for (int v = 0; v < 2 && k_place[l].vars[v] && nv < FB_ENV_MAX_VARS; v++)
-            el->vars[nv++] = k_place[l].vars[v];
+        add_vars(el, l);
     }
-    el->vars[nv] = NULL;
+}
+
+int fb_env_launch_add(fb_env_launch *el, fb_env_lang lang, const char *dir)
+{
+    fb_sandbox_layer *layer = NULL;
+    for (size_t i = 0; i < el->nlayers && !layer; i++)
+        if (strcmp(el->layers[i].dst, k_place[lang].dir) == 0)
+            layer = &el->layers[i];
+    if (!layer) {
+        layer = &el->layers[el->nlayers++];
+        *layer = (fb_sandbox_layer){.dst = k_place[lang].dir};
+        add_vars(el, lang);
+    }
+    if (layer->nsrcs >= FB_SANDBOX_MAX_LAYER_SRCS)
+        return -1;
+    const char **srcs = el->srcs[lang];
+    memmove(srcs + 1, layer->srcs ? layer->srcs : srcs, layer->nsrcs * sizeof *srcs);
+    srcs[0] = dir;
+    layer->srcs = srcs;
+    layer->nsrcs++;
+    return 0;
 }
 
 void fb_env_launch_apply(const fb_env_launch *el, fb_sandbox_spec *spec)
@@ -55,4 +83,3 @@ const char *fb_env_runtime(const fb_environment *env, const fb_lang_driver *lang
                      lang->name, lang->runtimes[0]);
     return NULL;
 }
-

@@ -27,10 +27,16 @@ typedef struct fb_env_launch {
     fb_sandbox_layer layers[FB_ENV_NLANGS];
     size_t nlayers;
     const char *vars[FB_ENV_MAX_VARS + 1];     /* KEY=VALUE, NULL-terminated: static strings */
+    const char *srcs[FB_ENV_NLANGS][FB_SANDBOX_MAX_LAYER_SRCS]; /* a layer's directories when a dependency
+                                                                  layer joins the paths (fb_env_launch_add) */
 } fb_env_launch;
 
 /* Fills el for env (NULL: the host's, nothing changes). */
 void fb_env_launch_init(fb_env_launch *el, const fb_environment *env);
+/* Puts dir (a host directory: a dependency layer, core/dependencies.h) on top of lang's layer, so its
+ * packages come first on the search path; the language's variables are set as for paths. dir must outlive
+ * the spec. -1 when the layer already has FB_SANDBOX_MAX_LAYER_SRCS directories. */
+int fb_env_launch_add(fb_env_launch *el, fb_env_lang lang, const char *dir);
 /* The spec's system tree and layers. */
 void fb_env_launch_apply(const fb_env_launch *el, fb_sandbox_spec *spec);
 /* The runtime of lang in the environment's root (the host's without one). NULL with err set: the host's

@@ -55,11 +55,13 @@ typedef struct run_state {
     fb_output output;
     fb_sandbox_outcome outcome;
     fb_result res;
+    fb_deps_layers deps;
 } run_state;
 
 static void run_free(run_state *s)
 {
     fb_result_free(&s->res);
+    fb_deps_layers_free(&s->deps);
     fb_proxy_free(s->net.proxy);
     fb_net_policy_free(s->netpol);
     fb_workspace_free(&s->ws);
@@ -165,6 +167,7 @@ static int judge(run_state *s, fb_error *err)
 static int render(run_state *s, double t0, char **result, size_t *result_len)
 {
     fb_result_set_meta(&s->res, now_ms() - t0, NULL);
+    fb_result_set_dependencies(&s->res, fb_deps_meta(&s->deps));
     *result = fb_result_render(&s->res, result_len);
     return *result ? FNBOX_OK : FNBOX_NO_RESULT;
 }
@@ -183,6 +186,9 @@ FNBOX_API int fnbox_execute(const char *request, size_t request_len, const fnbox
     /* Before the run, the error's family decides the code; from the run on, a failure is the sandbox's. */
     bool before_run = true;
     int rc = fb_command_parse(request, request_len, &s.cmd, &err);
+    if (rc == 0)
+        rc = fb_deps_prepare(&s.cmd.dependencies, s.cmd.environment, opts.cancel_fd, &s.deps, &err);
+    s.prog.deps = &s.deps;
     if (rc == 0)
         rc = fb_command_prepare(&s.cmd, &s.prog, &err);
     if (rc == 0 && opts.output) /* streamed: the program's own runtime writes as it goes */

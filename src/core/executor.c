@@ -5,6 +5,8 @@
  *   plan       lang/plan       function, signature, normalized arguments (the language's driver)
  *   workspace  fs/workspace    stage the files, open the mounts (core/call_files configures it)
  *   compile    core/compile    C and C++ only: the program, from the cache or a compiler sandbox
+ *   deps       core/dependencies  `dependencies` only: each list's layer, cached or installed once in a
+ *                              build sandbox (docs/internals/dependencies.md)
  *   launch     core/launch     argv, environment, files and input of the call; run in the sandbox (a
  *                              warm pool's prepared one when it fits: core/pool), its output told to
  *                              the host as it arrives (core/output)
@@ -76,6 +78,7 @@ int fb_executor_call(const char *request, size_t request_len, const fnbox_call_o
     fb_workspace ws = {0};
     fb_ws_files files = {0}; /* the request's `files`, decoded; ws borrows them */
     fb_launch launch = {0};
+    fb_deps_layers deps = {0};
     fb_output output;
     fb_proxy_call net = {0};
     fb_net_policy *netpol = NULL;
@@ -115,6 +118,11 @@ int fb_executor_call(const char *request, size_t request_len, const fnbox_call_o
         code = fail_result(&err, fb_result_code_of(&err), t0, plan.signature_source, result, result_len);
         goto done;
     }
+    if (fb_deps_prepare(&req.dependencies, req.environment, cancel_fd, &deps, &err) < 0) {
+        code = fail_result(&err, fb_result_code_of(&err), t0, plan.signature_source, result, result_len);
+        goto done;
+    }
+    launch.deps = &deps;
     if (opts.output) {
         fb_output_init(&output, opts.output, opts.output_ctx, req.limits.stdout_bytes, req.limits.stderr_bytes);
         launch.output = &output;
@@ -145,9 +153,11 @@ int fb_executor_call(const char *request, size_t request_len, const fnbox_call_o
         fb_result_set_warm(&res);
     if (req.lang->compiler)
         fb_result_set_compile(&res, prog.cache);
+    fb_result_set_dependencies(&res, fb_deps_meta(&deps));
     code = finish(&res, FNBOX_OK, result, result_len);
 done:
     fb_launch_free(&launch);
+    fb_deps_layers_free(&deps);
     fb_proxy_free(net.proxy);
     fb_net_policy_free(netpol);
     fb_workspace_free(&ws);

@@ -113,6 +113,8 @@ int fb_launch_prepare(const fb_request *req, const fb_call_plan *plan, const fb_
 {
     const fb_lang_driver *lang = req->lang;
     fb_env_launch_init(&l->envl, req->environment);
+    if (l->deps && fb_deps_place(l->deps, &l->envl, err) < 0)
+        return -1;
     fb_lang_runnable run = {.runtime = fb_env_runtime(l->envl.env, lang, err), .program = prog->data,
                             .program_len = prog->len};
     if (!run.runtime)

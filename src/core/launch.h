@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "core/compile.h"
+#include "core/dependencies.h"
 #include "core/environment.h"
 #include "core/output.h"
 #include "core/pool.h"
@@ -34,6 +35,8 @@ typedef struct fb_launch {
     bool stream;                            /* the caller takes the output as it arrives (fb_lang_call.stream):
                                                set before fb_launch_prepare */
     fb_env_launch envl;                     /* the request's environment: system tree, layers, variables */
+    const fb_deps_layers *deps;             /* NULL, or the request's dependency layers, placed on the search
+                                               paths (borrowed; set before fb_launch_prepare) */
 } fb_launch;
 
 /* The request's limits (defaults filled in by request/request.c) as the sandbox takes them. */

@@ -422,6 +422,15 @@ int fb_result_set_compile(fb_result *r, const char *cache)
     return json_is_object(meta) ? json_object_set_new(meta, "compile", json_string(cache)) : -1;
 }
 
+void fb_result_set_dependencies(fb_result *r, json_t *deps)
+{
+    json_t *meta = json_object_get(r->obj, "meta");
+    if (deps && json_is_object(meta))
+        json_object_set_new(meta, "dependencies", deps);
+    else
+        json_decref(deps);
+}
+
 /* The result's JSON without the value, a unique marker where the value goes: a JSON string with a random
  * token (a quote inside any other string is escaped, so it cannot occur elsewhere). *at: the marker in
  * the text, *mlen: its length with the quotes. */

@@ -45,6 +45,8 @@ bool fb_result_channel_complete(const char *data, size_t len);
 int fb_result_from_program(fb_result *r, fb_sandbox_outcome *o, const fb_result_limits *lim, fb_error *err);
 /* Adds meta {duration, signatureSource}. */
 int fb_result_set_meta(fb_result *r, double duration_ms, const char *signature_source);
+/* meta.dependencies (core/dependencies.h's fb_deps_meta; taken, NULL: nothing); after set_meta. */
+void fb_result_set_dependencies(fb_result *r, json_t *deps);
 /* Adds meta.compile ("hit", "miss" or "off": the compile cache) for compiled languages; after set_meta. */
 int fb_result_set_compile(fb_result *r, const char *cache);
 /* meta.warm: true, the call ran in a warm pool's prepared sandbox (after fb_result_set_meta). */

@@ -160,6 +160,9 @@ static int configure(fnbox_session *s, fb_error *err)
     bool network = fb_net_policy_allows_any(s->netpol);
     s->net.policy = s->netpol;
     fb_env_launch_init(&s->envl, s->opt.environment);
+    if (fb_deps_prepare(&s->opt.dependencies, s->opt.environment, -1, &s->deps, err) < 0 ||
+        fb_deps_place(&s->deps, &s->envl, err) < 0)
+        return -1;
     if (build_env(s, network, err) < 0)
         return -1;
     s->spec = (fb_sandbox_spec){
@@ -213,6 +216,7 @@ static void session_free(fnbox_session *s)
     fb_proxy_free(s->net.proxy);
     fb_net_policy_free(s->netpol);
     fb_session_options_free(&s->opt);
+    fb_deps_layers_free(&s->deps);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->sync_mu);
     pthread_cond_destroy(&s->idle);

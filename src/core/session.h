@@ -12,6 +12,7 @@
 #include "fs/workspace.h"
 #include "net/policy.h"
 #include "net/proxy.h"
+#include "core/dependencies.h"
 #include "request/limits.h"
 #include "request/session.h"
 #include "sandbox/sandbox.h"
@@ -22,6 +23,7 @@ struct fnbox_session {
     fb_session_options opt;
     fb_sandbox_spec spec;
     fb_env_launch envl;               /* the session's environment: system tree, layers, variables */
+    fb_deps_layers deps;              /* its `dependencies`' layers (in envl) */
     fb_sandbox *sb;
     fb_net_policy *netpol;
     fb_proxy_call net;

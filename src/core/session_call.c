@@ -24,7 +24,7 @@
 #define MAX_OWNED (FB_LANG_MAX_ARGV + FB_LANG_MAX_ENV)
 
 static const char *const k_session_owned[] = {"files", "mount", "permissions", "limits", "workdir",
-                                              "environment"};
+                                              "environment", "dependencies"};
 
 typedef struct call_state {
     fb_request req;

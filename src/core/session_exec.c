@@ -21,7 +21,8 @@
 #define ONE_SHOT_PROGRAM "/tmp/.fnbox_main"     /* where its compile step puts the program */
 
 /* The fields an execute request has that a session owns. */
-static const char *const k_session_owned[] = {"files", "mount", "limits", "permissions", "environment"};
+static const char *const k_session_owned[] = {"files", "mount", "limits", "permissions", "environment",
+                                              "dependencies"};
 
 typedef struct exec_state {
     fb_command cmd;

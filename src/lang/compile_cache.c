@@ -17,8 +17,10 @@
  * of a cached call.
  *
  * Cache directory: $FNBOX_CACHE_DIR, else /var/cache/fnbox for root, else $XDG_CACHE_HOME/fnbox, else
- * ~/.cache/fnbox; created 0700. A directory not owned by the caller is not used (cache "off"): only fnbox,
- * as this user, ever writes it. */
+ * ~/.cache/fnbox; mode 0711. A directory not owned by the caller is not used (cache "off"): only fnbox,
+ * as this user, ever writes it. Others may pass through it but not list it (entries are 0600): the
+ * dependency layers under it (core/dependencies.c) are opened by a sandbox's init, which runs as nobody
+ * when fnbox runs as root. */
 #include "lang/compile_cache.h"
 
 #include <dirent.h>
@@ -180,6 +182,28 @@ int fb_cache_key(const fb_cache_key_input *in, char key[FB_CACHE_KEY_SIZE], fb_e
     return 0;
 }
 
+void fb_cache_hash(const char *const *fields, size_t n, char key[FB_CACHE_KEY_SIZE])
+{
+    sha256_ctx c;
+    unsigned char md[32];
+    sha256_init(&c);
+    for (size_t i = 0; i < n; i++)
+        key_add_str(&c, fields[i] ? fields[i] : "");
+    sha256_digest(&c, SHA256_DIGEST_SIZE, md);
+    hex(md, 32, key);
+}
+
+int fb_cache_tmp_name(const char *name, char *out, size_t cap)
+{
+    unsigned char rnd[8] = {0};
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return -1;
+    char rhex[17];
+    hex(rnd, sizeof rnd, rhex);
+    int n = snprintf(out, cap, "%s.tmp.%ld.%s", name, (long)getpid(), rhex);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
 static int mkdir_p(char *path, mode_t last_mode)
 {
     for (char *p = path + 1; *p; p++) {
@@ -194,8 +218,8 @@ static int mkdir_p(char *path, mode_t last_mode)
     return mkdir(path, last_mode) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* The cache directory, opened (O_DIRECTORY, owned by us, mode 0700), or -1 when there is none to use. */
-static int cache_dir_open(void)
+/* The cache directory, opened (O_DIRECTORY, owned by us, mode 0711), or -1 when there is none to use. */
+int fb_cache_dir_open(void)
 {
     char path[PATH_MAX];
     const char *env = getenv("FNBOX_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -210,11 +234,11 @@ static int cache_dir_open(void)
         n = snprintf(path, sizeof path, "%s/.cache/fnbox", home);
     else
         return -1;
-    if (n < 0 || (size_t)n >= sizeof path || mkdir_p(path, 0700) < 0)
+    if (n < 0 || (size_t)n >= sizeof path || mkdir_p(path, 0711) < 0)
         return -1;
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || ((st.st_mode & 077) && fchmod(fd, 0700) < 0)) {
+    if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || ((st.st_mode & 0777) != 0711 && fchmod(fd, 0711) < 0)) {
         fb_close(&fd);
         return -1;
     }
@@ -223,7 +247,7 @@ static int cache_dir_open(void)
 
 void fb_cache_open(fb_compile_cache *c, const fb_cache_bounds *bounds)
 {
-    c->dfd = cache_dir_open();
+    c->dfd = fb_cache_dir_open();
     c->bounds = *bounds;
 }
 
@@ -368,12 +392,9 @@ void fb_cache_put(const fb_compile_cache *c, const char *key, const char *data, 
     memcpy(hdr, k_magic, 8);
     memcpy(hdr + 8, &body, 8);
     sha256(data, len, hdr + 16);
-    unsigned char rnd[8] = {0};
-    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+    char tmp[128];
+    if (fb_cache_tmp_name(name, tmp, sizeof tmp) < 0)
         return;
-    char rhex[17], tmp[128];
-    hex(rnd, sizeof rnd, rhex);
-    snprintf(tmp, sizeof tmp, "%.64s.tmp.%ld.%s", name, (long)getpid(), rhex);
     int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return;

@@ -40,7 +40,7 @@ typedef struct fb_cache_key_input {
 } fb_cache_key_input;
 
 /* $FNBOX_CACHE_DIR, else /var/cache/fnbox for root, else $XDG_CACHE_HOME/fnbox, else ~/.cache/fnbox;
- * created 0700, used only when owned by the caller. Never fails: without a directory c->dfd is -1. */
+ * mode 0711 (others pass through to a dependency layer, list nothing), used only when owned by the caller. Never fails: without a directory c->dfd is -1. */
 void fb_cache_open(fb_compile_cache *c, const fb_cache_bounds *bounds);
 bool fb_cache_enabled(const fb_compile_cache *c);
 void fb_cache_close(fb_compile_cache *c);
@@ -54,5 +54,14 @@ int fb_cache_get(const fb_compile_cache *c, const char *key, char **data, size_t
 /* Stores an entry atomically, then prunes the directory to its bounds; a failure only means "not cached".
  * Nothing is done when the cache is disabled. */
 void fb_cache_put(const fb_compile_cache *c, const char *key, const char *data, size_t len);
+
+/* What other caches of fnbox share with this one (core/dependencies.c's package layers, in a subdirectory). */
+/* The cache directory as fb_cache_open finds it (O_DIRECTORY, ours, 0711), or -1: none to use. */
+int fb_cache_dir_open(void);
+/* SHA-256 (hex) of n length-prefixed fields (field boundaries cannot be shifted to collide). */
+void fb_cache_hash(const char *const *fields, size_t n, char key[FB_CACHE_KEY_SIZE]);
+/* "<name>.tmp.<pid>.<16 random hex digits>": a writer's unique temporary, which pruning recognises and
+ * removes once older than the stale bound. -1 when no random bytes could be had. */
+int fb_cache_tmp_name(const char *name, char *out, size_t cap);
 
 #endif

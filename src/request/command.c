@@ -15,7 +15,8 @@
 #define OOM(what) fb_set_error(err, FB_ERR_OUT_OF_MEMORY, ENOMEM, "%s: out of memory", what)
 
 static const char *const k_fields[] = {"command", "code", "main",  "language", "args",   "stdin",       "env",
-                                       "cwd",     "timeout", "files", "mount",    "limits", "permissions", "environment", NULL};
+                                       "cwd",     "timeout", "files", "mount",    "limits", "permissions", "environment",
+                                       "dependencies", NULL};
 
 static bool listed(const char *key, const char *const *list)
 {
@@ -32,7 +33,7 @@ static int check_fields(json_t *obj, const char *const *extra, fb_error *err)
     json_object_foreach(obj, key, v) {
         if (!listed(key, k_fields) && !listed(key, extra))
             return BAD("%.64s: unknown field (expected command, or code or main + language, and args, stdin, env, "
-                       "cwd, timeout, files, mount, limits, permissions, environment)",
+                       "cwd, timeout, files, mount, limits, permissions, environment, dependencies)",
                        key);
     }
     return 0;
@@ -324,7 +325,8 @@ int fb_command_decode(json_t *obj, const char *const *extra, fb_command *out, fb
         fb_request_limits_parse(json_object_get(obj, "limits"), "limits", out->timeout_s, &out->limits, err) < 0 ||
         fb_request_shell_permissions_parse(json_object_get(obj, "permissions"), "permissions", &out->permissions, err) < 0 ||
         parse_mount(json_object_get(obj, "mount"), out, err) < 0 ||
-        fb_environment_decode(json_object_get(obj, "environment"), "environment", &out->environment, err) < 0)
+        fb_environment_decode(json_object_get(obj, "environment"), "environment", &out->environment, err) < 0 ||
+        fb_dependencies_decode(json_object_get(obj, "dependencies"), "dependencies", &out->dependencies, err) < 0)
         goto fail;
     return 0;
 fail:
@@ -352,6 +354,7 @@ int fb_command_parse(const char *text, size_t len, fb_command *out, fb_error *er
 
 void fb_command_free(fb_command *c)
 {
+    fb_dependencies_free(&c->dependencies);
     free((void *)c->args);
     for (size_t i = 0; c->env && c->env[i]; i++)
         free((void *)c->env[i]);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "fs/mount.h"
+#include "request/dependencies.h"
 #include "request/environments.h"
 #include "request/permissions.h"
 #include "request/request.h"
@@ -42,6 +43,7 @@ typedef struct fb_command {
                                      command is a shell (owned) */
     const fb_environment *environment; /* `environment`: one of the process's set (borrowed), or NULL: the
                                           host's system tree */
+    fb_dependencies dependencies; /* `dependencies`, normalized (owned) */
 } fb_command;
 
 /* Parses text (len bytes, need not be NUL-terminated): a JSON object {command | code + language |

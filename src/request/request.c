@@ -22,10 +22,10 @@
 static const char *const k_root_fields[] = {
     "language", "code", "functionName", "args", "kwargs", "schema", "files", "mount", "workdir",
     "resultOptions", "timeout", "options", "argsMode", "autoModeThreshold", "reporting", "permissions", "limits",
-    "environment",
+    "environment", "dependencies",
 };
 static const char *const k_option_fields[] = {"files", "mount", "workdir", "reporting", "timeout", "permissions",
-                                              "limits", "environment"};
+                                              "limits", "environment", "dependencies"};
 static const char *const k_reporting_fields[] = {"includeChanges", "includeContents", "includeDenied"};
 
 static bool in_list(const char *key, const char *const *list, size_t n)
@@ -398,7 +398,8 @@ static int parse_schema(json_t *root, fb_request *r, fb_error *err)
     return 0;
 }
 
-/* `environment` (at the root or in options, as the other run settings): the named environment. */
+/* `environment` (at the root or in options, as the other run settings): the named environment; and the
+ * `dependencies` placed in it. */
 static int parse_environment(json_t *root, fb_request *r, fb_error *err)
 {
     int rc;
@@ -406,8 +407,14 @@ static int parse_environment(json_t *root, fb_request *r, fb_error *err)
     json_t *v = root_or_option(root, json_is_object(options) ? options : NULL, "environment", err, &rc);
     if (rc < 0)
         return rc;
-    return fb_environment_decode(v, json_object_get(root, "environment") ? "environment" : "options.environment",
-                                 &r->environment, err);
+    if (fb_environment_decode(v, json_object_get(root, "environment") ? "environment" : "options.environment",
+                              &r->environment, err) < 0)
+        return -1;
+    v = root_or_option(root, json_is_object(options) ? options : NULL, "dependencies", err, &rc);
+    if (rc < 0)
+        return rc;
+    return fb_dependencies_decode(v, json_object_get(root, "dependencies") ? "dependencies" : "options.dependencies",
+                                  &r->dependencies, err);
 }
 
 /* The document, with args and kwargs left out as their text when the whole request is valid JSON
@@ -481,6 +488,7 @@ fail:
 
 void fb_request_free(fb_request *r)
 {
+    fb_dependencies_free(&r->dependencies);
     fb_permissions_free(&r->permissions);
     if (r->mount) {
         fb_mount_config_free(r->mount);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "request/dependencies.h"
 #include "request/environments.h"
 #include "request/permissions.h"
 #include "fs/mount.h"
@@ -42,6 +43,7 @@ typedef struct fb_request {
     fb_call_limits limits;
     const fb_environment *environment; /* `environment`: one of the process's set (borrowed), or NULL: the
                                         host's system tree */
+    fb_dependencies dependencies; /* `dependencies` (at the root or in options), normalized (owned) */
 } fb_request;
 
 /* Parses text (len bytes, need not be NUL-terminated), which must outlive *out: large arguments stay in it

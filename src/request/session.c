@@ -17,7 +17,7 @@
 #define BAD(...) fb_set_error(err, FB_ERR_INVALID_REQUEST, 0, __VA_ARGS__)
 
 static const char *const k_fields[] = {"workdir", "files", "permissions", "limits", "idleTimeout", "maxLifetime",
-                                       "mount", "environment", NULL};
+                                       "mount", "environment", "dependencies", NULL};
 
 static int check_fields(json_t *obj, fb_error *err)
 {
@@ -29,7 +29,7 @@ static int check_fields(json_t *obj, fb_error *err)
             known = strcmp(key, *f) == 0;
         if (!known)
             return BAD("%.64s: unknown field (expected workdir, files, mount, permissions, limits, idleTimeout, "
-                       "maxLifetime, environment)",
+                       "maxLifetime, environment, dependencies)",
                        key);
     }
     return 0;
@@ -92,7 +92,8 @@ static int decode(json_t *root, fb_session_options *o, fb_error *err)
         fb_request_limits_parse(json_object_get(root, "limits"), "limits", FB_SESSION_CPU_SECONDS, &o->limits, err) < 0 ||
         parse_seconds(root, "idleTimeout", FB_SESSION_DEFAULT_IDLE_S, &o->idle_timeout_s, err) < 0 ||
         parse_seconds(root, "maxLifetime", FB_SESSION_DEFAULT_LIFETIME_S, &o->max_lifetime_s, err) < 0 ||
-        fb_environment_decode(json_object_get(root, "environment"), "environment", &o->environment, err) < 0)
+        fb_environment_decode(json_object_get(root, "environment"), "environment", &o->environment, err) < 0 ||
+        fb_dependencies_decode(json_object_get(root, "dependencies"), "dependencies", &o->dependencies, err) < 0)
         return -1;
     if (parse_mount(json_object_get(root, "mount"), o, err) < 0)
         return -1;
@@ -159,6 +160,7 @@ int fb_session_sync_parse(const char *text, size_t len, int *on_error, fb_error 
 
 void fb_session_options_free(fb_session_options *o)
 {
+    fb_dependencies_free(&o->dependencies);
     if (o->mount) {
         fb_mount_config_free(o->mount);
         free(o->mount);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "fs/workspace.h"
+#include "request/dependencies.h"
 #include "request/environments.h"
 #include "request/permissions.h"
 #include "request/request.h"
@@ -25,6 +26,8 @@ typedef struct fb_session_options {
     double max_lifetime_s;        /* closed this long after it opened, busy or not */
     const fb_environment *environment; /* `environment`: its sandbox's (its commands', calls' and kernels'), one
                                           of the process's set (borrowed), or NULL: the host's system tree */
+    fb_dependencies dependencies; /* `dependencies`: layers installed when the session opens, on its
+                                     sandbox's search paths (owned) */
 } fb_session_options;
 
 /* Parses text (len bytes; "" or only whitespace means {}: every default). Failures are InvalidRequest

@@ -20,6 +20,7 @@ static const kind_info k_kinds[] = {
     [FB_ERR_ARGUMENT] = {"ArgumentError", FB_ERRFAM_CALL},
     [FB_ERR_UNSUPPORTED_TYPE] = {"UnsupportedType", FB_ERRFAM_CALL},
     [FB_ERR_COMPILE] = {"CompileError", FB_ERRFAM_CALL},
+    [FB_ERR_DEPENDENCY_INSTALL] = {"DependencyInstallFailed", FB_ERRFAM_CALL},
     [FB_ERR_SANDBOX_SETUP] = {"SandboxSetupFailed", FB_ERRFAM_SETUP},
     [FB_ERR_KERNEL_FEATURE] = {"KernelFeatureMissing", FB_ERRFAM_SETUP},
     [FB_ERR_HOST_PATH] = {"HostPathError", FB_ERRFAM_CALL},

@@ -27,6 +27,8 @@ typedef enum fb_errkind {
     FB_ERR_ARGUMENT,            /* ArgumentError (or the language's own class, lang_type) */
     FB_ERR_UNSUPPORTED_TYPE,    /* UnsupportedType: a C/C++ parameter type the dispatcher cannot pass */
     FB_ERR_COMPILE,             /* CompileError */
+    FB_ERR_DEPENDENCY_INSTALL,  /* DependencyInstallFailed: the installer of `dependencies` failed (its
+                                   output in the message); nothing was cached */
     /* the sandbox */
     FB_ERR_SANDBOX_SETUP,       /* SandboxSetupFailed: names the step and errno */
     FB_ERR_KERNEL_FEATURE,      /* KernelFeatureMissing: fail closed, never a weaker sandbox */

@@ -138,7 +138,9 @@ def env_call(request, envdef, argv=("call", "-"), exe=None, timeout=60):
     """`fnbox call` (or argv, e.g. ("exec", "-")) of request in the environment envdef (environment())."""
     env = _environment_env(envdef)
     try:
-        return call({**request, "environment": envdef["name"]}, timeout=timeout, env=env, argv=argv, exe=exe)
+        req = json.loads(request) if isinstance(request, str) else dict(request)
+        req["environment"] = envdef["name"]
+        return call(req, timeout=timeout, env=env, argv=argv, exe=exe)
     finally:
         os.unlink(env["FNBOX_ENVIRONMENTS"])
 

@@ -364,7 +364,12 @@ def test_cache_off_when_the_directory_is_not_ours(tmp_path):
 
 
 def test_cache_dir_is_private(own_cache):
-    assert os.stat(own_cache).st_mode & 0o077 == 0
+    # 0711: others may pass through to a dependency layer (docs/internals/dependencies.md), never list or
+    # read an entry
+    assert c(HEAD + "int f(int x) { return x; } /* private */", args=[1]).result["status"] == "success"
+    assert os.stat(own_cache).st_mode & 0o777 == 0o711
+    bins = [n for n in os.listdir(own_cache) if n.endswith(".bin")]
+    assert bins and all(os.stat(os.path.join(own_cache, n)).st_mode & 0o077 == 0 for n in bins)
 
 
 def test_different_code_different_entry(own_cache):

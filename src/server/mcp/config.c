@@ -24,6 +24,8 @@ void fb_mcp_config_free(fb_mcp_config *c)
     c->session_options = NULL;
     free(c->environment);
     c->environment = NULL;
+    free(c->dependencies);
+    c->dependencies = NULL;
 }
 
 static int bad(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -94,6 +96,11 @@ static int session_field(json_t *root, fb_mcp_config *c, char *err, size_t cap)
         return bad(err, cap, "session.environment: must be the name of an environment (a string)");
     if (json_is_string(env) && !(c->environment = strdup(json_string_value(env))))
         return bad(err, cap, "session: out of memory");
+    json_t *deps = json_object_get(v, "dependencies");
+    if (deps && !json_is_null(deps) && !json_is_object(deps))
+        return bad(err, cap, "session.dependencies: must be an object of package lists, e.g. {\"python\": [\"six\"]}");
+    if (json_is_object(deps) && !(c->dependencies = fb_json_dumps(deps, JSON_COMPACT)))
+        return bad(err, cap, "session: out of memory");
     c->session_options = fb_json_dumps(v, JSON_COMPACT);
     if (!c->session_options)
         return bad(err, cap, "session: out of memory");
@@ -131,7 +138,8 @@ int fb_mcp_config_check_environment(const fb_mcp_config *c, char *err, size_t ca
 
 int fb_mcp_config_parse(const char *text, size_t len, fb_mcp_config *c, char *err, size_t cap)
 {
-    static const char *const known[] = {"session", "tools", "outputBytes", "readBytes", "timeout", "maxTimeout"};
+    static const char *const known[] = {"session",  "tools",      "outputBytes", "readBytes",
+                                        "timeout", "maxTimeout", "allowDependencies"};
     json_error_t jerr;
     json_t *root = fb_json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
@@ -145,7 +153,7 @@ int fb_mcp_config_parse(const char *text, size_t len, fb_mcp_config *c, char *er
             i++;
         if (rc == 0 && i == sizeof known / sizeof *known)
             rc = bad(err, cap, "%.64s: unknown field (expected session, tools, outputBytes, readBytes, timeout, "
-                               "maxTimeout)", key);
+                               "maxTimeout, allowDependencies)", key);
     }
     if (rc == 0)
         rc = size_field(root, "outputBytes", 256, FB_MCP_MAX_OUTPUT_BYTES, &c->output_bytes, err, cap);
@@ -155,6 +163,10 @@ int fb_mcp_config_parse(const char *text, size_t len, fb_mcp_config *c, char *er
         rc = seconds_field(root, "timeout", &c->timeout_s, err, cap);
     if (rc == 0)
         rc = seconds_field(root, "maxTimeout", &c->max_timeout_s, err, cap);
+    json_t *allow = json_object_get(root, "allowDependencies");
+    if (rc == 0 && allow && !json_is_boolean(allow))
+        rc = bad(err, cap, "allowDependencies: must be true or false");
+    c->allow_dependencies = json_is_true(allow);
     if (rc == 0)
         rc = tools_field(root, c, err, cap);
     if (rc == 0)

@@ -25,6 +25,9 @@ typedef struct fb_mcp_config {
     bool network;           /* the session's permissions allow some network (openWorldHint) */
     char *environment;      /* session.environment: the named environment of the session and of run_code's
                                and call_function's sandboxes (owned; NULL: the host's) */
+    char *dependencies;     /* session.dependencies as JSON text: the session's and run_code's and
+                               call_function's sandboxes' packages (owned; NULL: none) */
+    bool allow_dependencies; /* allowDependencies: run_code and run_in_kernel take a `dependencies` argument */
     unsigned disabled;      /* bit i: the i-th tool of tools.c's table is off */
     size_t output_bytes;    /* per stream sent to the model; head and tail kept */
     size_t read_bytes;
@@ -91,6 +94,10 @@ typedef struct fb_mcp_call {
 } fb_mcp_call;
 /* The client's session, opened on first use; NULL with *error (malloc'd) when it cannot be. */
 fnbox_session *fb_mcp_session(fb_mcp_server *srv, char **error);
+/* The same for a tool that needs the packages deps ({"python": [...], ...}, borrowed; NULL: none) in it:
+ * a session not yet open opens with them added to the configuration's; an open one must already have each
+ * entry (its layers are placed when its sandbox starts), else NULL with *error saying so. */
+fnbox_session *fb_mcp_session_with(fb_mcp_server *srv, const json_t *deps, char **error);
 
 /* tools.c */
 typedef json_t *(*fb_mcp_tool_fn)(const fb_mcp_call *c, json_t *args);

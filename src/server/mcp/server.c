@@ -49,6 +49,7 @@ struct fb_mcp_server {
     bool ticker_started;
     pthread_mutex_t session_mu;
     fnbox_session *session;
+    json_t *session_deps;    /* the session's `dependencies` option as it opened with it (owned; NULL: none) */
 };
 
 static double now_s(void)
@@ -87,11 +88,80 @@ void fb_mcp_server_send(fb_mcp_server *srv, json_t *msg)
 
 fnbox_session *fb_mcp_session(fb_mcp_server *srv, char **error)
 {
+    return fb_mcp_session_with(srv, NULL, error);
+}
+
+/* Whether every entry of deps is in have (both {"python": [...], ...}). */
+static bool deps_within(const json_t *deps, const json_t *have)
+{
+    const char *eco;
+    json_t *list, *e;
+    size_t i, j;
+    json_object_foreach((json_t *)deps, eco, list) {
+        json_t *h = json_object_get(have, eco), *x;
+        json_array_foreach(list, i, e) {
+            bool found = false;
+            json_array_foreach(h, j, x)
+                found = found || json_equal(x, e);
+            if (!found)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* The session options text with deps added to its `dependencies` (*merged: the whole list, owned). */
+static char *options_with(const fb_mcp_server *srv, const json_t *deps, json_t **merged)
+{
+    json_t *opt = srv->cfg.session_options ? json_loads(srv->cfg.session_options, 0, NULL) : json_object();
+    json_t *all = json_object_get(opt, "dependencies");
+    if (!json_is_object(all)) {
+        all = json_object();
+        json_object_set_new(opt, "dependencies", all);
+    }
+    const char *eco;
+    json_t *list;
+    json_object_foreach((json_t *)deps, eco, list) {
+        json_t *to = json_object_get(all, eco);
+        if (!json_is_array(to)) {
+            to = json_array();
+            json_object_set_new(all, eco, to);
+        }
+        json_array_extend(to, list);
+    }
+    char *text = json_dumps(opt, JSON_COMPACT);
+    *merged = json_incref(all);
+    json_decref(opt);
+    return text;
+}
+
+fnbox_session *fb_mcp_session_with(fb_mcp_server *srv, const json_t *deps, char **error)
+{
     *error = NULL;
     pthread_mutex_lock(&srv->session_mu);
+    if (srv->session && deps && !deps_within(deps, srv->session_deps)) {
+        char *want = json_dumps(deps, JSON_COMPACT);
+        if (asprintf(error, "the conversation's sandbox already started without %s: its dependencies are installed "
+                     "when it starts (the first tool call that uses it); put them in the configuration's "
+                     "session.dependencies", want ? want : "them") < 0)
+            *error = NULL;
+        free(want);
+        pthread_mutex_unlock(&srv->session_mu);
+        return NULL;
+    }
     if (!srv->session) {
         char *e = NULL;
-        int rc = fnbox_session_open(srv->cfg.session_options, srv->cfg.session_options_len, &srv->session, &e, NULL);
+        json_t *merged = NULL;
+        char *text = deps ? options_with(srv, deps, &merged) : NULL;
+        int rc = deps ? fnbox_session_open(text, text ? strlen(text) : 0, &srv->session, &e, NULL)
+                      : fnbox_session_open(srv->cfg.session_options, srv->cfg.session_options_len, &srv->session, &e,
+                                           NULL);
+        free(text);
+        if (rc == FNBOX_OK) {
+            srv->session_deps = merged ? merged
+                                : srv->cfg.dependencies ? json_loads(srv->cfg.dependencies, 0, NULL) : NULL;
+        } else
+            json_decref(merged);
         if (rc != FNBOX_OK) {
             json_t *doc = e ? json_loads(e, 0, NULL) : NULL;
             const char *msg = json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
@@ -433,9 +503,12 @@ fb_mcp_server *fb_mcp_server_new(const fb_mcp_config *cfg, fnbox_engine *engine,
     srv->cfg = *cfg;
     srv->cfg.session_options = cfg->session_options ? strndup(cfg->session_options, cfg->session_options_len) : NULL;
     srv->cfg.environment = cfg->environment ? strdup(cfg->environment) : NULL;
-    if ((cfg->session_options && !srv->cfg.session_options) || (cfg->environment && !srv->cfg.environment)) {
+    srv->cfg.dependencies = cfg->dependencies ? strdup(cfg->dependencies) : NULL;
+    if ((cfg->session_options && !srv->cfg.session_options) || (cfg->environment && !srv->cfg.environment) ||
+        (cfg->dependencies && !srv->cfg.dependencies)) {
         free(srv->cfg.session_options);
         free(srv->cfg.environment);
+        free(srv->cfg.dependencies);
         free(srv);
         return NULL;
     }
@@ -489,5 +562,7 @@ void fb_mcp_server_free(fb_mcp_server *srv)
     pthread_mutex_destroy(&srv->send_mu);
     free(srv->cfg.session_options);
     free(srv->cfg.environment);
+    free(srv->cfg.dependencies);
+    json_decref(srv->session_deps);
     free(srv);
 }

@@ -327,11 +327,48 @@ static json_t *run_request(const fb_mcp_call *c, const char *what, json_t *req, 
     return after_run(c, what, rc, out, len, keep, extra);
 }
 
+/* The `dependencies` argument: NULL (and *fail NULL) when absent; refused when the configuration does not
+ * allow it (allowDependencies). */
+static json_t *deps_arg(const fb_mcp_call *c, json_t *args, json_t **fail)
+{
+    json_t *d = json_object_get(args, "dependencies");
+    *fail = NULL;
+    if (!d || json_is_null(d))
+        return NULL;
+    if (!c->cfg->allow_dependencies)
+        *fail = failed("Invalid arguments: 'dependencies' is not allowed by this server's configuration "
+                       "(allowDependencies: true allows it)");
+    return d;
+}
+
+/* A one-shot request's `dependencies`: the configuration's session.dependencies, then the argument's, list
+ * by list (fnbox normalizes and deduplicates them). */
+static int add_deps(const fb_mcp_call *c, json_t *req, const json_t *arg)
+{
+    json_t *all = c->cfg->dependencies ? json_loads(c->cfg->dependencies, 0, NULL) : NULL;
+    if (arg && !all)
+        all = json_object();
+    const char *eco;
+    json_t *list;
+    json_object_foreach((json_t *)arg, eco, list) {
+        json_t *to = json_object_get(all, eco);
+        if (!json_is_array(to) || !json_is_array(list))
+            json_object_set(all, eco, list); /* a wrong type is the request decoder's to refuse */
+        else
+            json_array_extend(to, list);
+    }
+    return all ? json_object_set_new(req, "dependencies", all) : 0;
+}
+
 static json_t *run_code(const fb_mcp_call *c, json_t *args)
 {
     static const arg_spec specs[] = {{"language", JSON_STRING, true}, {"code", JSON_STRING, true},
-                                     {"stdin", JSON_STRING, false}, {"timeout", JSON_REAL, false}};
-    json_t *bad = check_args(args, specs, 4);
+                                     {"stdin", JSON_STRING, false}, {"timeout", JSON_REAL, false},
+                                     {"dependencies", JSON_OBJECT, false}};
+    json_t *bad = check_args(args, specs, 5), *deps;
+    if (bad)
+        return bad;
+    deps = deps_arg(c, args, &bad);
     if (bad)
         return bad;
     const char *lang = str_arg(args, "language");
@@ -347,6 +384,10 @@ static json_t *run_code(const fb_mcp_call *c, json_t *args)
         json_object_set(req, "stdin", in);
     if (req && c->cfg->environment) /* the configuration's, as its session's */
         json_object_set_new(req, "environment", json_string(c->cfg->environment));
+    if (req && add_deps(c, req, deps) < 0) {
+        json_decref(req);
+        return NULL;
+    }
     return run_request(c, "run_code", req, fnbox_execute, NULL, k_run_fields);
 }
 
@@ -367,7 +408,8 @@ static json_t *call_function(const fb_mcp_call *c, json_t *args)
         return failed("Invalid arguments: 'timeout' must be a number of seconds above 0");
     json_t *req = json_deep_copy(args);
     if (!req || json_object_set_new(req, "timeout", json_real(t)) < 0 ||
-        (c->cfg->environment && json_object_set_new(req, "environment", json_string(c->cfg->environment)) < 0)) {
+        (c->cfg->environment && json_object_set_new(req, "environment", json_string(c->cfg->environment)) < 0) ||
+        add_deps(c, req, NULL) < 0) {
         json_decref(req);
         return NULL;
     }
@@ -440,8 +482,12 @@ static json_t *kernel_exec(const fb_mcp_call *c, fnbox_session *s, const char *l
 static json_t *run_in_kernel(const fb_mcp_call *c, json_t *args)
 {
     static const arg_spec specs[] = {{"code", JSON_STRING, true}, {"language", JSON_STRING, false},
-                                     {"timeout", JSON_REAL, false}, {"restart", JSON_TRUE, false}};
-    json_t *bad = check_args(args, specs, 4);
+                                     {"timeout", JSON_REAL, false}, {"restart", JSON_TRUE, false},
+                                     {"dependencies", JSON_OBJECT, false}};
+    json_t *bad = check_args(args, specs, 5), *deps;
+    if (bad)
+        return bad;
+    deps = deps_arg(c, args, &bad);
     if (bad)
         return bad;
     const char *lang = str_arg(args, "language");
@@ -454,7 +500,11 @@ static json_t *run_in_kernel(const fb_mcp_call *c, json_t *args)
     if (t < 0)
         return failed("Invalid arguments: 'timeout' must be a number of seconds above 0");
     json_t *fail = NULL;
-    fnbox_session *s = client_session(c, "run_in_kernel", &fail);
+    char *error = NULL;
+    fnbox_session *s = fb_mcp_session_with(c->srv, deps, &error); /* its kernels see the session's layers */
+    if (!s)
+        fail = failed("run_in_kernel failed: %s", error ? error : "out of memory");
+    free(error);
     if (!s)
         return fail;
     return kernel_exec(c, s, lang, json_object_get(args, "code"), t, json_is_true(json_object_get(args, "restart")));
@@ -814,9 +864,18 @@ static json_t *output_schema(const fb_mcp_tool *t)
     return json_loads(text, 0, NULL);
 }
 
+/* run_code's and run_in_kernel's `dependencies`, listed only when the configuration allows it. */
+#define DEPS_ARG                                                                                                   \
+    "{\"type\":\"object\",\"additionalProperties\":false,\"description\":\"packages to install first from the "   \
+    "server's configured index (once; cached): {\\\"python\\\": [\\\"six==1.16.0\\\"], \\\"javascript\\\": "             \
+    "[\\\"left-pad@1.3.0\\\"]}, names and versions only\",\"properties\":{\"python\":{\"type\":\"array\",\"items\":{" \
+    "\"type\":\"string\"}},\"javascript\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}"
+
 static json_t *tool_json(const fb_mcp_tool *t, const fb_mcp_config *cfg)
 {
     json_t *in = json_loads(t->input_schema, 0, NULL), *out = output_schema(t);
+    if (in && cfg->allow_dependencies && (t->run == run_code || t->run == run_in_kernel))
+        json_object_set_new(json_object_get(in, "properties"), "dependencies", json_loads(DEPS_ARG, 0, NULL));
     json_t *ann = json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", t->title, "readOnlyHint", t->read_only,
                             "destructiveHint", t->destructive, "idempotentHint", t->idempotent, "openWorldHint",
                             t->network && cfg->network);
