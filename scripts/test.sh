@@ -221,28 +221,44 @@ EOF
 # The environment pass (issue 30): the security suites once more with every call and execute request in a
 # named environment (tests/integration/fnboxlib.py adds "environment" to each): its root is "/" given as an
 # environment's root (so every path of the system tree is resolved through the untrusted-root code:
-# spec.sysroot) and it places a Python and a Node package directory (spec.layers). A first check shows the
-# environment is in effect (its packages import); it counts as one test.
+# spec.sysroot), it places a Python and a Node package directory (spec.layers), and every Python request
+# also names a dependency (a layer installed once from a PEP 503 index on loopback, built from the fixtures
+# of tests/integration/registries/python). A first check shows all three are in effect (the packages
+# import); it counts as one test.
 run_environment() {
-    local dir rc out
+    local dir rc out port srv
     dir=$(mktemp -d /tmp/fnbox-envpass.XXXXXX)
     mkdir -p "$dir/py" "$dir/node_modules/envpass"
     echo 'WHERE = "layer"' >"$dir/py/envpass_mod.py"
     echo 'module.exports = "layer";' >"$dir/node_modules/envpass/index.js"
+    port=$(PYTHONPATH=tests/integration "$PYTHON" -c '
+import sys
+from pathlib import Path
+import registrylib
+out = Path(sys.argv[1])
+registrylib.simple_index(registrylib.build_wheels(out / "wheels"), out / "index")
+print(registrylib.free_port())' "$dir") || port=
     chmod -R a+rX "$dir"
-    printf '{"environments": {"escape": {"root": "/", "python": {"paths": ["%s/py"]}, "javascript": {"paths": ["%s/node_modules"]}}}}\n' \
-        "$dir" "$dir" >"$dir/envs.json"
-    out=$(printf '%s\n' '{"language": "python", "code": "import envpass_mod\nprint(envpass_mod.WHERE)", "environment": "escape"}' |
+    srv=
+    if [ -n "$port" ]; then
+        "$PYTHON" -m http.server --bind 127.0.0.1 --directory "$dir/index" "$port" >/dev/null 2>&1 &
+        srv=$!
+        for _ in $(seq 100); do "$PYTHON" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$port" 2>/dev/null && break; sleep 0.1; done
+    fi
+    printf '{"environments": {"escape": {"root": "/", "python": {"paths": ["%s/py"]}, "javascript": {"paths": ["%s/node_modules"]}, "indexes": {"python": "http://127.0.0.1:%s/simple/"}}}}\n' \
+        "$dir" "$dir" "${port:-1}" >"$dir/envs.json"
+    out=$(printf '%s\n' '{"language": "python", "code": "import envpass_mod, fixdep\nprint(envpass_mod.WHERE, fixdep.__name__)", "environment": "escape", "dependencies": {"python": ["fixdep"]}}' |
         FNBOX_ENVIRONMENTS=$dir/envs.json build/fnbox exec)
     rc=$?
-    if [ "$rc" = 0 ] && [ "$(printf '%s' "$out" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["stdout"], end="")')" = layer ]; then
+    if [ "$rc" = 0 ] && [ "$(printf '%s' "$out" | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["stdout"], end="")')" = "layer fixdep" ]; then
         PASSED=$((PASSED + 1))
-        FNBOX_ENVIRONMENTS=$dir/envs.json FNBOX_TEST_ENVIRONMENT=escape run_pytest build/fnbox "pytest-environment" \
-            "$@"
+        FNBOX_ENVIRONMENTS=$dir/envs.json FNBOX_TEST_ENVIRONMENT=escape FNBOX_TEST_DEPENDENCIES='{"python": ["fixdep"]}' \
+            run_pytest build/fnbox "pytest-environment" "$@"
     else
         say "pytest-environment: FAIL the environment is not in effect (exit $rc): $out"
         FAILED=$((FAILED + 1))
     fi
+    [ -z "$srv" ] || kill "$srv"
     rm -rf "$dir"
 }
 

@@ -213,6 +213,8 @@ WARM_SOCKET = os.environ.get("FNBOX_WARM_SOCKET")
 # The environment pass (scripts/test.sh run_environment): every call and execute request that names no
 # environment runs in this one (FNBOX_ENVIRONMENTS names the file that declares it).
 TEST_ENVIRONMENT = os.environ.get("FNBOX_TEST_ENVIRONMENT")
+# ... and every Python one that names no dependencies installs these (a layer from the pass's own index).
+TEST_DEPENDENCIES = json.loads(os.environ.get("FNBOX_TEST_DEPENDENCIES") or "null")
 WARM_CWD = os.environ.get("FNBOX_WARM_CWD") or str(REPO)
 
 
@@ -259,6 +261,9 @@ def call(request, timeout=60, env=None, argv=("call", "-"), pass_fds=(), exe=Non
     if TEST_ENVIRONMENT and argv and argv[0] in ("call", "exec") and isinstance(request, dict) and \
             "environment" not in request:
         request = {**request, "environment": TEST_ENVIRONMENT}
+        if TEST_DEPENDENCIES and str(request.get("language", "")).startswith("py") and "dependencies" not in request \
+                and "dependencies" not in (request.get("options") or {}):
+            request["dependencies"] = TEST_DEPENDENCIES
     raw = request if isinstance(request, (str, bytes)) else json.dumps(request)
     if (WARM_SOCKET and tuple(argv) == ("call", "-") and env is None and not pass_fds and exe is None and raw and
             os.getcwd() == WARM_CWD):
