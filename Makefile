@@ -163,6 +163,7 @@ bench: all bench-overhead
 	bench/bench_output.py
 	bench/bench_matplotlib.py
 	bench/bench_walk.py
+	bench/bench_env_warm.py
 
 clean:
 	rm -rf build build-asan
