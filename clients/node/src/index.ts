@@ -22,6 +22,8 @@ export type {
   ArgsMode,
   ArgumentItem,
   BeforeSyncEventResult,
+  Dependencies,
+  DependencyLayerMeta,
   ExecutionError,
   ExecutionMeta,
   ExecutionResult,

@@ -30,6 +30,7 @@ import { resolveBinary } from './binary.js';
 import { FnboxError } from './errors.js';
 import { FnboxHttp, errorFromAnswer, type RawResponse } from './http.js';
 import { PrivateServer } from './private-server.js';
+import type { Dependencies } from './types.js';
 
 export { FnboxError } from './errors.js';
 
@@ -72,6 +73,10 @@ export interface FnboxSessionOptions {
   /** The server's named environment the session's sandbox is built in (its commands, code and kernels);
    * without it, the host's. */
   environment?: string;
+  /** Packages installed once for the session, before its sandbox starts (`{python: ['six==1.16.0'],
+   * javascript: ['left-pad@1.3.0']}`), from the environment's configured index: its commands, code and kernels
+   * import them. Without an index configured the session is refused (`InvalidRequest` naming `dependencies`). */
+  dependencies?: Dependencies;
   [option: string]: unknown;
 }
 

@@ -143,6 +143,29 @@ export type ReportingOptions = ResultOptions;
 /** A virtual file's content: text, bytes (sent as `{base64}`), or `{base64}` itself. */
 export type FileContent = string | Uint8Array | { base64: string };
 
+/**
+ * fnbox: packages a call, an execute request or a session names, per ecosystem: pip requirements
+ * (`six==1.16.0`, `pkg>=1,<2`) and npm specs (`left-pad@1.3.0`, `@scope/x@^1.2.0`). fnbox installs each list
+ * once from the environment's configured index (`indexes.python` / `indexes.npm` of the environments file; the
+ * host's come from its entry named `host`) into a cached read-only layer on the language's search path.
+ * Without an index, or with an entry that is not a plain name and version (an option, a URL, a path, shell
+ * characters): `InvalidRequest` naming `dependencies`; a failed install: `DependencyInstallFailed`.
+ */
+export interface Dependencies {
+  python?: string[];
+  javascript?: string[];
+}
+
+/** fnbox: `meta.dependencies[ecosystem]` of a result: the layer used and whether it was already built. */
+export interface DependencyLayerMeta {
+  /** The layer's content key (never a host path). */
+  layer: string;
+  /** `hit`: already built (or built by a concurrent request this one waited for); `miss`: installed now. */
+  cache: 'hit' | 'miss';
+  /** What this request spent on the layer: the lookup, a wait, or the install. */
+  installMs: number;
+}
+
 /** v0.2's `options`. */
 export interface InvokeOptions {
   mount?: MountConfig;
@@ -153,6 +176,8 @@ export interface InvokeOptions {
   limits?: Record<string, number>;
   /** fnbox: a named environment of the server's (`--environments FILE`); without it, the host's. */
   environment?: string;
+  /** fnbox: packages installed for this call (see `Dependencies`). */
+  dependencies?: Dependencies;
   [key: string]: unknown;
 }
 
@@ -189,6 +214,8 @@ export interface FunctionCallRequest {
   /** fnbox: the named environment to run in (the server's or `environments` file's `--environments`);
    * without it, the host's. An unknown name is an `InvalidRequest` naming `environment`. */
   environment?: string;
+  /** fnbox: packages installed for this call (see `Dependencies`); also accepted in `options`. */
+  dependencies?: Dependencies;
   [key: string]: unknown;
 }
 
@@ -274,6 +301,8 @@ export interface FileChangeSummary {
 export interface ExecutionMeta {
   duration: number;
   signatureSource?: 'schema' | 'inferred' | 'convention';
+  /** fnbox: the request's dependency layers, per ecosystem (present when it named `dependencies`). */
+  dependencies?: { python?: DependencyLayerMeta; javascript?: DependencyLayerMeta };
   [key: string]: unknown;
 }
 

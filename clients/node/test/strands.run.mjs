@@ -80,7 +80,7 @@ async function main() {
         await run('npm', ['ci', '--prefer-offline', ...npmQuiet], { cwd: appDir });
         await run('npm', ['install', '--no-save', '--offline', ...npmQuiet, tarPath], { cwd: appDir });
         for (const f of readdirSync(testDir)) {
-          if ((f.startsWith('strands') && f.endsWith('.test.mjs')) || f === 'strands-helpers.mjs') copyFileSync(join(testDir, f), join(appDir, 'test', f));
+          if ((f.startsWith('strands') && f.endsWith('.test.mjs')) || f === 'strands-helpers.mjs' || f === 'package-index.mjs') copyFileSync(join(testDir, f), join(appDir, 'test', f));
         }
         const sdkVersion = JSON.parse(readFileSync(join(testDir, v.app, 'package.json'), 'utf8')).dependencies['@strands-agents/sdk'];
         return { ...v, appDir, sdkVersion };
@@ -101,6 +101,7 @@ async function main() {
         ...process.env,
         PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}`,
         FNBOX_BIN: binary,
+        FNBOX_REPO: repoDir, /* package-index.mjs: the integration suite's fixture wheels */
         FNBOX_STRANDS_APP: v.appDir,
         FNBOX_STRANDS_SDK: v.sdkVersion,
       };

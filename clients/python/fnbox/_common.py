@@ -422,10 +422,14 @@ def call_body(code: str, *, language: str, function_name: Optional[str], args: A
 
 def session_body(*, workdir: Optional[str], files: Any, env: Optional[Mapping[str, str]], permissions: Any,
                  limits: Any, mount: Any, idle_timeout: Optional[float], max_lifetime: Optional[float],
-                 environment: Optional[str] = None) -> Json:
+                 environment: Optional[str] = None, dependencies: Any = None) -> Json:
     body: Json = {}
     if environment is not None:
         body["environment"] = environment
+    if dependencies is not None:
+        # fnbox validates the shape and each entry, naming it; tuples become the JSON lists it reads
+        body["dependencies"] = ({k: list(v) if isinstance(v, tuple) else v for k, v in dependencies.items()}
+                                if isinstance(dependencies, Mapping) else dependencies)
     env = check_env(env, "env")
     if workdir is not None:
         body["workdir"] = workdir

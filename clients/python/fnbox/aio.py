@@ -96,11 +96,12 @@ class Sandbox:
                  env: Optional[Mapping[str, str]] = None, permissions: Any = None,
                  limits: Optional[Mapping[str, Any]] = None, mount: Optional[Mapping[str, Any]] = None,
                  idle_timeout: Optional[float] = None, max_lifetime: Optional[float] = None,
-                 environment: Optional[str] = None) -> None:
+                 environment: Optional[str] = None,
+                 dependencies: Optional[Mapping[str, Sequence[str]]] = None) -> None:
         self.timeout = check_timeout(timeout)
         self._body = session_body(workdir=workdir, files=files, env=env, permissions=permissions, limits=limits,
                                   mount=mount, idle_timeout=idle_timeout, max_lifetime=max_lifetime,
-                                  environment=environment)
+                                  environment=environment, dependencies=dependencies)
         self._base_url, self._token = base_url, token
         self._binary = find_binary(binary) if base_url is None else None
         self._state = _State()

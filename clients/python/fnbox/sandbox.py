@@ -84,7 +84,9 @@ class Sandbox:
     ``files``, ``env`` (added to ``permissions.env``), ``permissions``, ``limits``, ``mount``,
     ``idle_timeout``, ``max_lifetime``, ``environment`` (one of the server's named environments,
     ``fnbox serve --environments FILE``, which a private server reads from ``$FNBOX_ENVIRONMENTS``;
-    its commands, code, calls and kernels run there).
+    its commands, code, calls and kernels run there), ``dependencies`` (packages installed once for the
+    session from the environment's configured index, ``{"python": ["six==1.16.0"], "javascript":
+    ["left-pad@1.3.0"]}``: its commands, code, calls and kernels import them).
     """
 
     def __init__(self, base_url: Optional[str] = None, token: Optional[str] = None,
@@ -93,11 +95,12 @@ class Sandbox:
                  env: Optional[Mapping[str, str]] = None, permissions: Any = None,
                  limits: Optional[Mapping[str, Any]] = None, mount: Optional[Mapping[str, Any]] = None,
                  idle_timeout: Optional[float] = None, max_lifetime: Optional[float] = None,
-                 environment: Optional[str] = None) -> None:
+                 environment: Optional[str] = None,
+                 dependencies: Optional[Mapping[str, Sequence[str]]] = None) -> None:
         self.timeout = check_timeout(timeout)
         body = session_body(workdir=workdir, files=files, env=env, permissions=permissions, limits=limits,
                             mount=mount, idle_timeout=idle_timeout, max_lifetime=max_lifetime,
-                                  environment=environment)
+                            environment=environment, dependencies=dependencies)
         self._state = state = _State()
         self._finalizer = weakref.finalize(self, close_state, state)
         try:

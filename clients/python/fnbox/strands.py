@@ -144,8 +144,9 @@ class FnboxSandbox(_SandboxBase):
     """A ``strands.sandbox.Sandbox`` whose commands, code and files live in one fnbox session.
 
     The arguments are :class:`fnbox.aio.Sandbox`'s (``base_url``, ``token``, ``binary``, ``timeout``,
-    ``workdir``, ``files``, ``env``, ``permissions``, ``limits``, ``mount``, ``environment``...). The session opens on
-    first use; :meth:`close` (or ``async with``) ends it, and a private local server with it.
+    ``workdir``, ``files``, ``env``, ``permissions``, ``limits``, ``mount``, ``environment``,
+    ``dependencies``...). The session opens on first use; :meth:`close` (or ``async with``) ends it, and a
+    private local server with it.
     ``execute_streaming`` / ``execute_code_streaming`` also take ``env`` (a dict) and ``stdin``.
     """
 
