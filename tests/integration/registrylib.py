@@ -17,7 +17,15 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, with python3-pip, setuptools and
 def build_wheels(out):
     """Wheels of every fixture project under registries/python into out; their paths."""
     out.mkdir(parents=True, exist_ok=True)
-    projects = sorted(str(p) for p in PY_FIXTURES.iterdir() if (p / "setup.py").exists())
+    # built from copies: pip builds in the source tree (build/, *.egg-info), which must stay the repository's
+    import shutil
+    projects = []
+    for p in sorted(PY_FIXTURES.iterdir()):
+        if (p / "setup.py").exists():
+            dst = out / "src" / p.name
+            shutil.rmtree(dst, ignore_errors=True)
+            shutil.copytree(p, dst, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+            projects.append(str(dst))
     subprocess.run([SYSTEM_PYTHON, "-m", "pip", "wheel", "--no-index", "--no-build-isolation", "--no-deps",
                     "--disable-pip-version-check", "-q", "-w", str(out), *projects], check=True,
                    capture_output=True, env={**os.environ, "PIP_CONFIG_FILE": "/dev/null"})
