@@ -1,20 +1,18 @@
 #!/usr/bin/python3
 """A warm pooled call in a named environment against the same in the host's, and each against its bare
-interpreter, alternating in one run (issue 30's goal: warm ≤ 0.05× bare in an environment, as on the host).
+interpreter, alternating in one run (issue 30's goal: warm <= 0.05x bare in an environment, as on the host).
 
     bench/bench_env_warm.py [-n 40] [--root DIR]     (as root: the bare run of the root's python3 is a chroot)
 
-`fnbox serve --listen unix:SOCK --environments F --warm python=2,python@root=2`; each round, after waiting
-for both pools to be full (/v1/health): a POST /v1/call of add(1, 2) in the environment `root`, the same in
-the host's, `chroot ROOT python3 -c` of the same function printing the same JSON, and the host's
-`python3 -c`. Prints the medians and the ratios. ROOT defaults to the tests' trixie root
-(scripts/build-root.sh --path trixie).
+Through the C API, as bench_warm.py's latency (build/bench/bench_warm, started with FNBOX_ENVIRONMENTS naming
+a file whose environment `root` is ROOT; one engine with `python=1,python@root=1`): each round, a warm
+add(1, 2) in the environment (the pools full before it), the same in the host's, `chroot ROOT python3 -c` of
+the same function printing the same JSON, and the host's `python3 -c`. Prints the medians and the ratios.
+ROOT defaults to the tests' trixie root (scripts/build-root.sh --path trixie).
 """
 import argparse
-import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,48 +24,6 @@ REPO = Path(__file__).resolve().parents[1]
 CODE = "def add(a, b):\n    return a + b\n"
 BARE = ["python3", "-c", CODE + "import json\nprint(json.dumps(add(1, 2)))\n"]
 BARE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
-
-
-class Unix(http.client.HTTPConnection):
-    def __init__(self, path):
-        super().__init__("localhost", timeout=30)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.connect(self.path)
-
-
-def request(sock, method, path, body=None):
-    c = Unix(sock)
-    c.request(method, path, body=json.dumps(body) if body is not None else None,
-              headers={"Content-Type": "application/json"})
-    r = c.getresponse()
-    data = r.read()
-    c.close()
-    return r.status, json.loads(data) if data else None
-
-
-def wait_full(sock, names, deadline=30.0):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        warm = request(sock, "GET", "/v1/health")[1]["warm"]
-        if all(isinstance(warm.get(n), dict) and warm[n]["idle"] >= 1 for n in names):
-            return
-        time.sleep(0.005)
-    raise SystemExit(f"pools {names} did not fill: {warm}")
-
-
-def timed_call(sock, env):
-    body = {"language": "python", "code": CODE, "functionName": "add", "args": [1, 2]}
-    if env:
-        body["environment"] = env
-    t = time.perf_counter()
-    status, res = request(sock, "POST", "/v1/call", body)
-    ms = (time.perf_counter() - t) * 1000
-    if status != 200 or res.get("result") != 3 or not res.get("meta", {}).get("warm"):
-        raise SystemExit(f"not a warm success: {status} {res}")
-    return ms
 
 
 def timed_bare(argv):
@@ -83,7 +39,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=40)
     ap.add_argument("--root")
-    ap.add_argument("--fnbox", default=str(REPO / "build" / "fnbox"))
+    ap.add_argument("--driver", default=str(REPO / "build" / "bench" / "bench_warm"))
     a = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("run as root: the bare run of the root's interpreter is a chroot")
@@ -92,28 +48,37 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         envs = Path(d) / "envs.json"
         envs.write_text(json.dumps({"environments": {"root": {"root": root}}}))
-        sock = str(Path(d) / "s.sock")
-        srv = subprocess.Popen([a.fnbox, "serve", "--listen", f"unix:{sock}", "--environments", str(envs),
-                                "--warm", "python=2,python@root=2"], stderr=subprocess.DEVNULL)
+        drv = subprocess.Popen([a.driver], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "FNBOX_ENVIRONMENTS": str(envs)})
+
+        def ask(line):
+            drv.stdin.write(line + "\n")
+            drv.stdin.flush()
+            answer = drv.stdout.readline()
+            if not answer:
+                raise SystemExit(f"the driver ended at {line!r}")
+            return json.loads(answer)
+
+        def warm(name):
+            r = ask(f"warm {name}")
+            if not r["warm"]:
+                raise SystemExit(f"{name}: not served warm")
+            return r["ms"]
+
         try:
-            for _ in range(300):
-                if os.path.exists(sock):
-                    break
-                time.sleep(0.05)
+            ask("open python=1,python@root=1")
             series = {"warm root": [], "warm host": [], "bare root": [], "bare host": []}
-            for i in range(a.n):
-                wait_full(sock, ["python", "python@root"])
-                series["warm root"].append(timed_call(sock, "root"))
-                wait_full(sock, ["python", "python@root"])
-                series["warm host"].append(timed_call(sock, None))
+            for _ in range(a.n):
+                series["warm root"].append(warm("python@root"))
+                series["warm host"].append(warm("python"))
                 series["bare root"].append(timed_bare(["/usr/sbin/chroot", root, *BARE]))
                 series["bare host"].append(timed_bare(["/usr/bin/python3", *BARE[1:]]))
         finally:
-            srv.terminate()
-            srv.wait(30)
+            drv.stdin.close()
+            drv.wait(60)
     med = {k: statistics.median(v) for k, v in series.items()}
     for k, v in med.items():
-        print(f"{k:10s} median {v:8.2f} ms  (p25 {statistics.quantiles(series[k], n=4)[0]:.2f})")
+        print(f"{k:10s} median {v:8.3f} ms  (p25 {statistics.quantiles(series[k], n=4)[0]:.3f})")
     print(f"warm/bare in the environment ({Path(root).name}): {med['warm root'] / med['bare root']:.3f}x "
           f"(goal <= 0.05x)")
     print(f"warm/bare on the host: {med['warm host'] / med['bare host']:.3f}x")

@@ -4,6 +4,9 @@
  *
  *   open LANG=N[,LANG=N...]    an engine with these pools (closing the previous one), waits until full
  *   warm LANG                  waits until the pools are full, then one timed fnbox_engine_call: {ms, warm}
+ *   warm LANG@ENV              the same in the named environment ENV (the driver started with
+ *                              FNBOX_ENVIRONMENTS naming the file, loaded before anything else; the engine
+ *                              opened with LANG@ENV=N)
  *   cold LANG                  one timed fnbox_call of the same request: {ms}
  *   c NONCE                    a C call whose code carries the comment NONCE: a compile-cache miss the
  *                              first time a nonce is seen, a hit after: {ms, cached}
@@ -61,9 +64,14 @@ static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt,
 }
 
 /* add(1, 2)'s request for lang (static buffer per thread). */
-static const char *request_for(const char *lang)
+static const char *request_for(const char *lang_env)
 {
     static __thread char req[512];
+    char lang[64], env[96] = "";
+    const char *at = strchr(lang_env, '@');
+    snprintf(lang, sizeof lang, "%.*s", at ? (int)(at - lang_env) : (int)strlen(lang_env), lang_env);
+    if (at)
+        snprintf(env, sizeof env, ",\"environment\":\"%.64s\"", at + 1);
     for (size_t i = 0; i < sizeof FUNCTIONS / sizeof *FUNCTIONS; i++)
         if (strcmp(FUNCTIONS[i].lang, lang) == 0) {
             char code[256];
@@ -74,8 +82,9 @@ static const char *request_for(const char *lang)
                 code[o++] = *c == '\n' ? 'n' : *c;
             }
             code[o] = '\0';
-            snprintf(req, sizeof req, "{\"language\":\"%s\",\"code\":\"%s\",\"functionName\":\"add\",\"args\":[1,2]}",
-                     lang, code);
+            snprintf(req, sizeof req,
+                     "{\"language\":\"%s\",\"code\":\"%s\",\"functionName\":\"add\",\"args\":[1,2]%s}", lang,
+                     code, env);
             return req;
         }
     die("unknown language %s", lang);
@@ -339,6 +348,10 @@ static void command(char *line)
 int main(void)
 {
     char line[512];
+    const char *envs = getenv("FNBOX_ENVIRONMENTS");
+    char *error = NULL;
+    if (envs && *envs && fnbox_environments_load(envs, &error, NULL) != FNBOX_OK)
+        die("environments %s: %s", envs, error ? error : "?");
     while (fgets(line, sizeof line, stdin))
         command(line);
     fnbox_engine_close(engine);
